@@ -1,0 +1,42 @@
+# Two entry points: `make demo` (the main job) and `make test`. Each creates .venv on first
+# use and installs the pinned environment; later calls reuse it.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+export HF_HUB_OFFLINE ?= 1
+export HF_DATASETS_OFFLINE ?= 1
+export TOKENIZERS_PARALLELISM := false
+export MPLBACKEND := Agg
+
+.PHONY: demo test test-fast install generate check clean
+
+$(STAMP): requirements.txt constraints.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# torch first, by exact version: the CPU wheel here, the CUDA build on GPU machines
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -c constraints.txt -r requirements.txt
+	$(PY) -m pip install -q -c constraints.txt --no-deps -e .
+	$(PY) -m ipykernel install --sys-prefix --name python3 > /dev/null
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m autograder demo --out demo-output
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not slow"
+
+generate: $(STAMP)
+	$(PY) -m autograder generate
+
+check: $(STAMP)
+	$(PY) -m autograder generate --check
+
+clean:
+	rm -rf demo-output .pytest_cache

@@ -1,0 +1,1 @@
+"""Instructor tooling around nbgrader: generate releases, autograde, feedback, the demo."""

@@ -1,0 +1,101 @@
+"""python -m autograder: generate releases, autograde submissions, run the demo."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from .assignments import REPO_ROOT, load_assignments
+
+
+def _offline_defaults() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def cmd_generate(args) -> int:
+    from .course import generate
+
+    root = Path(args.course_root)
+    assignments = load_assignments(root, args.ids or None)
+    if not assignments:
+        print(f"error: no assignments under {root / 'solutions'}", file=sys.stderr)
+        return 2
+    stale = generate(assignments, root / "notebooks", check=args.check)
+    if args.check:
+        for line in stale:
+            print(f"stale release: {line}", file=sys.stderr)
+        if stale:
+            print("run `python -m autograder generate` and commit notebooks/", file=sys.stderr)
+            return 1
+        print(f"releases up to date: {', '.join(a.id for a in assignments)}")
+    else:
+        print(f"generated: {', '.join(str(root / 'notebooks' / a.id) for a in assignments)}")
+    return 0
+
+
+def cmd_autograde(args) -> int:
+    from .grading import SubmissionLayoutError, autograde, format_table
+
+    assignments = load_assignments(Path(args.course_root), args.assignment or None)
+    try:
+        results = autograde(Path(args.submissions), Path(args.out), assignments, workers=args.workers,
+                            profile=args.profile)
+    except SubmissionLayoutError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(format_table(results))
+    print(f"\ngrades: {Path(args.out) / 'grades.csv'}   feedback: {Path(args.out) / 'feedback'}")
+    return 0
+
+
+def cmd_demo(args) -> int:
+    from .demo import demo, demo_table
+
+    assignments = load_assignments(Path(args.course_root), args.assignment or None)
+    results, surprises = demo(assignments, Path(args.out), workers=args.workers)
+    print()
+    print(demo_table(results, assignments))
+    print(f"\ngrades: {Path(args.out) / 'grades.csv'}   feedback: {Path(args.out) / 'feedback'}")
+    for line in surprises:
+        print(f"unexpected: {line}", file=sys.stderr)
+    return 1 if surprises and args.strict else 0
+
+
+def main(argv=None) -> int:
+    _offline_defaults()
+    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
+    parser.add_argument("--course-root", default=str(REPO_ROOT),
+                        help="folder holding solutions/ and notebooks/ (default: this repository)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("generate", help="regenerate notebooks/ (student releases) from solutions/")
+    p.add_argument("ids", nargs="*", help="assignment ids (default: all)")
+    p.add_argument("--check", action="store_true", help="exit 1 naming each release that is out of date")
+    p.set_defaults(func=cmd_generate)
+
+    p = sub.add_parser("autograde", help="grade SUBMISSIONS/<student>/<assignment>/ into OUT")
+    p.add_argument("submissions")
+    p.add_argument("--out", required=True)
+    p.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
+    p.add_argument("--workers", type=int, default=1, help="submissions graded at once")
+    p.add_argument("--profile", default=os.environ.get("COURSE_PROFILE", "auto"), choices=["auto", "tiny", "full"],
+                   help="profile the notebooks run in while grading (default: auto)")
+    p.set_defaults(func=cmd_autograde)
+
+    p = sub.add_parser("demo", help="release, sample submissions, autograde (tiny profile), grade table")
+    p.add_argument("--out", default="demo-output")
+    p.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
+    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--strict", action="store_true", help="exit 1 when a sample scores other than expected")
+    p.set_defaults(func=cmd_demo)
+
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

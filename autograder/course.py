@@ -1,0 +1,147 @@
+"""Throwaway nbgrader course directories, and release generation from ``solutions/``."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+
+from .assignments import Assignment
+
+COURSE_CONFIG = '''\
+c = get_config()
+c.CourseDirectory.root = {root!r}
+c.CourseDirectory.course_id = "course-kit"
+c.Execute.timeout = {timeout}
+c.Execute.interrupt_on_timeout = True
+c.Execute.raise_on_iopub_timeout = False
+c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+c.LimitOutput.max_lines = 200
+c.LimitOutput.max_traceback = 20
+c.Autograde.create_student = True
+'''
+
+
+class NbgraderError(RuntimeError):
+    pass
+
+
+def nbgrader_executable() -> list[str]:
+    return [sys.executable, "-m", "nbgrader"]
+
+
+def write_config(course: Path, timeout: int = 120) -> None:
+    (course / "nbgrader_config.py").write_text(COURSE_CONFIG.format(root=str(course), timeout=timeout))
+
+
+def run_nbgrader(course: Path, args: list[str], env: dict | None = None, timeout: float | None = None) -> subprocess.CompletedProcess:
+    """Run one nbgrader command inside ``course``; the caller decides what a failure means."""
+    merged = {**os.environ, **(env or {})}
+    # nbgrader shells out to `alembic` and `jupyter`: find them next to this interpreter
+    merged["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), merged.get("PATH", "")])
+    return subprocess.run(
+        nbgrader_executable() + args,
+        cwd=course,
+        env=merged,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def new_course(assignments: list[Assignment], where: Path | None = None, timeout: int = 120) -> Path:
+    """A course directory with ``source/`` copied from the solutions and releases generated."""
+    course = Path(tempfile.mkdtemp(prefix="course-", dir=where))
+    write_config(course, timeout)
+    for assignment in assignments:
+        shutil.copytree(assignment.source.parent, course / "source" / assignment.id,
+                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "samples.json"))
+        result = run_nbgrader(course, ["generate_assignment", assignment.id, "--force"])
+        release = course / "release" / assignment.id / f"{assignment.id}.ipynb"
+        if result.returncode != 0 or not release.exists():
+            raise NbgraderError(
+                f"nbgrader generate_assignment {assignment.id} failed:\n{result.stdout[-3000:]}{result.stderr[-3000:]}"
+            )
+    return course
+
+
+def canonical(notebook_path: Path) -> str:
+    """The parts of a release that matter, serialised stably (so diffs are meaningful)."""
+    notebook = nbformat.read(notebook_path, as_version=4)
+    return nbformat.writes(notebook)
+
+
+def generate(assignments: list[Assignment], release_root: Path, check: bool = False) -> list[str]:
+    """Regenerate releases into ``release_root/<id>/``; with ``check``, only report stale ones."""
+    stale = []
+    with tempfile.TemporaryDirectory(prefix="generate-") as scratch:
+        course = new_course(assignments, where=Path(scratch))
+        for assignment in assignments:
+            fresh_dir = course / "release" / assignment.id
+            target_dir = release_root / assignment.id
+            fresh_files = sorted(p.relative_to(fresh_dir) for p in fresh_dir.rglob("*") if p.is_file())
+            if check:
+                for relative in fresh_files:
+                    committed = target_dir / relative
+                    fresh = fresh_dir / relative
+                    if not committed.exists():
+                        stale.append(f"{committed} is missing")
+                    elif relative.suffix == ".ipynb":
+                        if canonical(committed) != canonical(fresh):
+                            stale.append(f"{committed} differs from what solutions/{assignment.id} generates")
+                    elif committed.read_bytes() != fresh.read_bytes():
+                        stale.append(f"{committed} differs from solutions/{assignment.id}/{relative}")
+            else:
+                if target_dir.exists():
+                    shutil.rmtree(target_dir)
+                shutil.copytree(fresh_dir, target_dir)
+    return stale
+
+
+def solution_cells(notebook) -> dict[str, str]:
+    """grade_id -> source for every solution cell of a notebook."""
+    cells = {}
+    for cell in notebook.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("solution"):
+            cells[meta["grade_id"]] = cell.source
+    return cells
+
+
+def strip_solution_markers(source: str) -> str:
+    kept = [line for line in source.splitlines() if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION")]
+    return "\n".join(kept)
+
+
+def fill_release(release_path: Path, solution_path: Path, out_path: Path, patches: list[dict] | None = None) -> None:
+    """Write the release with its answer cells filled from the solution, as a student would.
+
+    ``patches`` (grade_id, old, new) are applied to the solution source first: that is how the
+    demo builds a plausible wrong submission.
+    """
+    release = nbformat.read(release_path, as_version=4)
+    answers = solution_cells(nbformat.read(solution_path, as_version=4))
+    for patch in patches or []:
+        source = answers.get(patch["grade_id"])
+        if source is None or source.count(patch["old"]) != 1:
+            raise ValueError(
+                f"patch for cell {patch['grade_id']!r} of {solution_path.name}: the text to replace "
+                "must occur exactly once in that solution cell"
+            )
+        answers[patch["grade_id"]] = source.replace(patch["old"], patch["new"])
+    for cell in release.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("solution") and meta.get("grade_id") in answers:
+            cell.source = strip_solution_markers(answers[meta["grade_id"]])
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(release, out_path)
+
+
+def read_json(path: Path):
+    return json.loads(Path(path).read_text())

@@ -1,0 +1,113 @@
+"""The CLI on a two-cell fixture assignment: generate, check, autograde, demo, bad input."""
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+FIXTURE = Path(__file__).parent / "fixtures" / "course"
+
+
+def cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "autograder", *args], capture_output=True, text=True, cwd=cwd)
+
+
+@pytest.fixture()
+def course(tmp_path):
+    target = tmp_path / "course"
+    shutil.copytree(FIXTURE, target)
+    return target
+
+
+def test_committed_fixture_release_is_in_sync():
+    result = cli("--course-root", str(FIXTURE), "generate", "--check")
+    assert result.returncode == 0, result.stderr
+
+
+def test_check_fails_on_hand_edited_release(course):
+    release = course / "notebooks" / "toy_add" / "toy_add.ipynb"
+    notebook = nbformat.read(release, as_version=4)
+    notebook.cells[1].source += "\n# edited by hand"
+    nbformat.write(notebook, release)
+    result = cli("--course-root", str(course), "generate", "--check")
+    assert result.returncode == 1
+    assert "toy_add.ipynb" in result.stderr and "differs" in result.stderr
+
+
+def test_generate_rewrites_release_without_answers_or_hidden_tests(course):
+    shutil.rmtree(course / "notebooks")
+    assert cli("--course-root", str(course), "generate").returncode == 0
+    text = (course / "notebooks" / "toy_add" / "toy_add.ipynb").read_text()
+    assert "raise NotImplementedError()" in text
+    assert "return a + b" not in text and "add(-5, 5)" not in text and "Because it is" not in text
+    assert "add(1, 2) == 3" in text  # visible tests stay
+
+
+def _submit(root: Path, student: str, notebook_text: str | None = None, source: Path | None = None):
+    folder = root / student / "toy_add"
+    folder.mkdir(parents=True)
+    if source is not None:
+        shutil.copy(source, folder / "toy_add.ipynb")
+    if notebook_text is not None:
+        (folder / "toy_add.ipynb").write_text(notebook_text)
+    return folder
+
+
+def test_autograde_scores_feedback_and_broken_files(course, tmp_path):
+    from autograder.course import fill_release
+
+    subs = tmp_path / "subs"
+    release = course / "notebooks" / "toy_add" / "toy_add.ipynb"
+    good = _submit(subs, "alice")
+    fill_release(release, course / "solutions" / "toy_add" / "toy_add.ipynb", good / "toy_add.ipynb")
+    _submit(subs, "bob", source=release)
+    _submit(subs, "carol", notebook_text="{ this is not json")
+    renamed = _submit(subs, "dave", source=good / "toy_add.ipynb")
+    (renamed / "toy_add.ipynb").rename(renamed / "My Homework (1).ipynb")
+    (subs / "erin" / "toy_add").mkdir(parents=True)
+
+    out = tmp_path / "out"
+    result = cli("--course-root", str(course), "autograde", str(subs), "--out", str(out), "--profile", "tiny")
+    assert result.returncode == 0, result.stderr
+    rows = {row["student"]: row for row in csv.DictReader(open(out / "grades.csv"))}
+    assert {"student", "assignment", "score", "max_score", "status"} <= set(next(iter(rows.values())))
+    assert (rows["alice"]["score"], rows["alice"]["status"]) == ("2", "ok")
+    assert (rows["bob"]["score"], rows["bob"]["status"]) == ("0", "failed-tests")
+    assert (rows["carol"]["score"], rows["carol"]["status"]) == ("0", "invalid")
+    assert "not a valid Jupyter notebook" in rows["carol"]["feedback"]
+    assert rows["dave"]["score"] == "2"  # a lone notebook under another name is still graded
+    assert (rows["erin"]["status"], rows["erin"]["max_score"]) == ("missing", "2")
+    for student in rows:
+        page = (out / "feedback" / student / "toy_add" / "toy_add.html").read_text()
+        assert "add(-5, 5)" not in page and "BEGIN HIDDEN TESTS" not in page
+    assert json.loads((out / "feedback" / "alice" / "toy_add" / "result.json").read_text())["cells"]["test_add"] == [2.0, 2.0]
+
+
+def test_wrong_layout_is_one_clear_error(course, tmp_path):
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    shutil.copy(course / "notebooks" / "toy_add" / "toy_add.ipynb", flat / "alice.ipynb")
+    result = cli("--course-root", str(course), "autograde", str(flat), "--out", str(tmp_path / "o"))
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "<student>/<assignment_id>/" in lines[0]
+
+
+def test_unknown_assignment_is_named(course, tmp_path):
+    result = cli("--course-root", str(course), "demo", "--out", str(tmp_path / "o"), "--assignment", "nope")
+    assert result.returncode != 0 and "nope" in result.stderr and "toy_add" in result.stderr
+
+
+def test_demo_prints_expected_table(course, tmp_path):
+    result = cli("--course-root", str(course), "demo", "--out", str(tmp_path / "demo"), "--strict")
+    assert result.returncode == 0, result.stdout + result.stderr
+    table = result.stdout
+    assert "reference" in table and "blank" in table and "buggy" in table
+    rows = {row["student"]: row for row in csv.DictReader(open(tmp_path / "demo" / "grades.csv"))}
+    assert [rows[s]["score"] for s in ("reference", "blank", "buggy")] == ["2", "0", "0"]

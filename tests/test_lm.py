@@ -1,0 +1,150 @@
+"""The tiny model and the GRPO sampling/scoring scaffolding, on real generations."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+import torch
+
+from helpers import grpo, lm
+
+FORMAT = re.compile(r"^<think>\n[\s\S]*?\n</think>\n<answer>\n[\s\S]*?\n</answer>$")
+
+
+def chat_prompts(tokenizer, n, seed=0):
+    import random
+
+    rng = random.Random(seed)
+    prompts = []
+    for _ in range(n):
+        question = f"What is the sum of {rng.randint(10, 99)} and {rng.randint(1, 9)}?"  # unseen phrasing
+        messages = [{"role": "system", "content": lm.THINK_ANSWER_SYSTEM_PROMPT}, {"role": "user", "content": question}]
+        prompts.append(tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
+    return prompts
+
+
+def test_tiny_model_shape_and_tokenizer_round_trip(tiny_model_dir, tiny_tokenizer):
+    info = lm.tiny_model_info(tiny_model_dir)
+    assert 500_000 <= info["parameters"] <= 3_000_000
+    tok = tiny_tokenizer
+    assert type(tok).__name__ == "Qwen2Tokenizer"  # AutoTokenizer re-applies Qwen2's rules
+    assert tok.padding_side == "left"
+    assert tok.pad_token_id != tok.eos_token_id
+    text = "<think>\n12 + 7 = 19\n</think>\n<answer>\n19\n</answer> Café 1234"
+    ids = tok(text, add_special_tokens=False)["input_ids"]
+    assert tok.decode(ids) == text
+    for tag in lm.TAG_TOKENS:
+        assert len(tok(tag, add_special_tokens=False)["input_ids"]) == 1
+    # the ids the builder trained with are the ids the reloaded tokenizer produces
+    raw = json.loads((tiny_model_dir / "tokenizer.json").read_text())
+    from tokenizers import Tokenizer
+
+    assert Tokenizer.from_str(json.dumps(raw)).encode(text).ids == ids
+
+
+def test_tiny_model_is_cached_by_config(tiny_model_dir):
+    assert lm.build_tiny_model(progress=False) == tiny_model_dir
+    assert lm.TinyModelConfig(seed=1).key() != lm.TinyModelConfig().key()
+
+
+def test_save_load_round_trip_identical_outputs(tiny_model, tiny_tokenizer, tmp_path):
+    tiny_model.save_pretrained(tmp_path / "copy")
+    tiny_tokenizer.save_pretrained(tmp_path / "copy")
+    again = lm.load_model(str(tmp_path / "copy"))
+    batch = tiny_tokenizer(chat_prompts(tiny_tokenizer, 3), return_tensors="pt", padding=True)
+    with torch.no_grad():
+        assert torch.equal(tiny_model(**batch).logits, again(**batch).logits)
+
+
+def test_warm_up_gives_some_format_not_all(tiny_model, tiny_tokenizer):
+    rollout = grpo.sample_completions(tiny_model, tiny_tokenizer, chat_prompts(tiny_tokenizer, 60), 1, 48, do_sample=False)
+    rate = sum(bool(FORMAT.match(text.strip())) for text in rollout.completions) / 60
+    assert 0.05 <= rate <= 0.5, f"greedy format rate {rate:.2f} outside the warm-up target"
+
+
+def test_completion_mask_keeps_first_eos_and_nothing_after():
+    eos, pad = 5, 0
+    ids = torch.tensor([[7, 8, eos, pad, pad], [7, eos, 9, eos, 1], [7, 8, 9, 9, 9]])
+    mask = grpo.completion_mask_from_eos(ids, [eos])
+    assert mask.tolist() == [[1, 1, 1, 0, 0], [1, 1, 0, 0, 0], [1, 1, 1, 1, 1]]
+    # pad equal to EOS: the first EOS still counts, the padding after it does not
+    ids = torch.tensor([[7, 8, eos, eos, eos], [eos, eos, eos, eos, eos]])
+    assert grpo.completion_mask_from_eos(ids, [eos]).tolist() == [[1, 1, 1, 0, 0], [1, 0, 0, 0, 0]]
+    # any id of the EOS list ends the completion
+    assert grpo.completion_mask_from_eos(torch.tensor([[1, 6, 2]]), [5, 6]).tolist() == [[1, 1, 0]]
+
+
+def test_batched_logprobs_match_each_sequence_alone(tiny_model, tiny_tokenizer):
+    torch.manual_seed(0)
+    prompts = ["Sort the digits: 3 1\nSorted:", chat_prompts(tiny_tokenizer, 1)[0], "Sort the digits: 9 8 7 6 5 4\nSorted:"]
+    rollout = grpo.sample_completions(tiny_model, tiny_tokenizer, prompts, 2, 24, temperature=0.8)
+    assert rollout.sequences.shape[0] == 6 and rollout.prompt_width == rollout.sequences.shape[1] - rollout.completion_ids.shape[1]
+    with torch.no_grad():
+        batched = grpo.token_logprobs(tiny_model, rollout.sequences, rollout.attention_mask, rollout.prompt_width, 0.8)
+    for row in range(6):
+        keep = rollout.attention_mask[row].bool()
+        alone_ids = rollout.sequences[row][keep].unsqueeze(0)  # no padding at all
+        n_completion = int(rollout.completion_mask[row].sum())
+        prompt_len = alone_ids.shape[1] - n_completion
+        with torch.no_grad():
+            alone = grpo.token_logprobs(tiny_model, alone_ids, torch.ones_like(alone_ids), prompt_len, 0.8)
+        got = batched[row][rollout.completion_mask[row].bool()]
+        assert torch.allclose(got, alone[0], atol=1e-5), (row, (got - alone[0]).abs().max())
+
+
+def test_sampled_text_matches_sampled_ids(tiny_model, tiny_tokenizer):
+    rollout = grpo.sample_completions(tiny_model, tiny_tokenizer, chat_prompts(tiny_tokenizer, 2), 2, 32)
+    for row, text in enumerate(rollout.completions):
+        n = int(rollout.completion_mask[row].sum())
+        assert text == tiny_tokenizer.decode(rollout.completion_ids[row, :n], skip_special_tokens=True)
+    assert rollout.truncated.dtype == torch.bool
+
+
+def test_policy_and_reference_equal_at_start_then_differ(tiny_model, tiny_tokenizer):
+    policy = lm.add_lora(tiny_model, r=4, alpha=8, dropout=0.0)
+    rollout = grpo.sample_completions(policy, tiny_tokenizer, chat_prompts(tiny_tokenizer, 2), 2, 16)
+    args = (rollout.sequences, rollout.attention_mask, rollout.prompt_width)
+    new = grpo.token_logprobs(policy, *args)
+    ref = grpo.reference_token_logprobs(policy, *args)
+    assert not ref.requires_grad and new.requires_grad
+    mask = rollout.completion_mask.bool()
+    assert torch.allclose(torch.exp(new - ref)[mask], torch.ones(int(mask.sum())), atol=1e-6)
+    optimizer = torch.optim.AdamW([p for p in policy.parameters() if p.requires_grad], lr=1e-2)
+    (-(new * mask).sum()).backward()
+    optimizer.step()
+    with torch.no_grad():
+        after = grpo.token_logprobs(policy, *args)
+    ref_after = grpo.reference_token_logprobs(policy, *args)
+    assert torch.allclose(ref_after, ref, atol=1e-6)  # the reference is frozen
+    assert (after - ref)[mask].abs().max() > 1e-4
+
+
+def test_adapter_artifact_round_trip_and_errors(tiny_model_dir, tiny_tokenizer, tmp_path):
+    policy = lm.add_lora(lm.load_model(str(tiny_model_dir)), r=4, alpha=8, dropout=0.0)
+    with torch.no_grad():
+        for name, param in policy.named_parameters():
+            if "lora_B" in name:
+                param.add_(0.05)
+    saved = lm.save_adapter(policy, tmp_path / "adapter")
+    restored = lm.load_adapter(lm.load_model(str(tiny_model_dir)), saved)
+    batch = tiny_tokenizer(chat_prompts(tiny_tokenizer, 2), return_tensors="pt", padding=True)
+    with torch.no_grad():
+        assert torch.allclose(policy(**batch).logits, restored(**batch).logits, atol=1e-6)
+
+    with pytest.raises(lm.AdapterError, match="not found"):
+        lm.load_adapter(lm.load_model(str(tiny_model_dir)), tmp_path / "nothing-here")
+    manifest = saved / lm.ADAPTER_MANIFEST
+    manifest.write_text(json.dumps({"base_model": "Qwen/Qwen2.5-0.5B-Instruct"}))
+    with pytest.raises(lm.AdapterError, match="trained on 'Qwen/Qwen2.5-0.5B-Instruct'"):
+        lm.load_adapter(lm.load_model(str(tiny_model_dir)), saved)
+    manifest.write_text("{not json")
+    with pytest.raises(lm.AdapterError, match="corrupt"):
+        lm.load_adapter(lm.load_model(str(tiny_model_dir)), saved)
+
+
+def test_four_bit_needs_cuda(tiny_model_dir):
+    if torch.cuda.is_available():
+        pytest.skip("this check is about CPU-only machines")
+    with pytest.raises(RuntimeError, match="CUDA"):
+        lm.load_model(str(tiny_model_dir), quantize_4bit=True)

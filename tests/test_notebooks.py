@@ -1,0 +1,127 @@
+"""Every assignment end to end in the tiny profile.
+
+One session-scoped run executes each solution notebook top to bottom (as a student would
+before submitting, so artifacts such as adapters exist), builds the demo's sample submissions
+(reference, blank, buggy) and autogrades them all; the tests then read the results.
+"""
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.assignments import REPO_ROOT, load_assignments
+
+ASSIGNMENTS = load_assignments(REPO_ROOT)
+IDS = [a.id for a in ASSIGNMENTS]
+TINY_ENV = {"COURSE_PROFILE": "tiny", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "MPLBACKEND": "Agg"}
+
+pytestmark = pytest.mark.slow
+
+
+def test_releases_in_sync_with_solutions():
+    result = subprocess.run([sys.executable, "-m", "autograder", "generate", "--check"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.fixture(scope="session")
+def graded(tmp_path_factory, tiny_model_dir):
+    """Execute the solutions, build samples, autograde them; return (results by key, timings)."""
+    from autograder.course import fill_release, new_course
+    from autograder.demo import execute_notebook
+    from autograder.grading import autograde
+
+    root = tmp_path_factory.mktemp("e2e")
+    submissions = root / "submissions"
+    timings = {}
+    course = new_course(ASSIGNMENTS, where=root)
+    for assignment in ASSIGNMENTS:
+        release_dir = course / "release" / assignment.id
+        reference = submissions / "reference" / assignment.id
+        shutil.copytree(release_dir, reference)
+        fill_release(release_dir / f"{assignment.id}.ipynb", assignment.source, reference / f"{assignment.id}.ipynb")
+        started = time.perf_counter()
+        execute_notebook(reference / f"{assignment.id}.ipynb", timeout=900, env=TINY_ENV)
+        timings[assignment.id] = time.perf_counter() - started
+        shutil.copytree(release_dir, submissions / "blank" / assignment.id)
+        buggy = assignment.samples.get("buggy")
+        if buggy:
+            shutil.copytree(reference, submissions / "buggy" / assignment.id)
+            fill_release(release_dir / f"{assignment.id}.ipynb", assignment.source,
+                         submissions / "buggy" / assignment.id / f"{assignment.id}.ipynb", patches=buggy["patches"])
+    out = root / "out"
+    results = autograde(submissions, out, ASSIGNMENTS, workers=2, profile="tiny")
+    print("\nsolution run seconds:", {k: round(v) for k, v in timings.items()})
+    return {(r.student, r.assignment): r for r in results}, timings, out
+
+
+@pytest.mark.parametrize("assignment", IDS)
+def test_solution_runs_top_to_bottom(graded, assignment):
+    _, timings, _ = graded
+    assert assignment in timings  # execute_notebook raised otherwise
+
+
+@pytest.mark.parametrize("assignment", IDS)
+@pytest.mark.parametrize("student", ["reference", "blank", "buggy"])
+def test_sample_scores_as_expected(graded, assignment, student):
+    results, _, _ = graded
+    spec = next(a for a in ASSIGNMENTS if a.id == assignment)
+    expected = spec.samples.get("expected", {}).get(student)
+    assert expected is not None, f"autograder/samples/{assignment}.json gives no expected score for {student}"
+    result = results[(student, assignment)]
+    assert result.score == pytest.approx(float(expected)), (result.score, result.feedback)
+    if student == "reference":
+        assert result.score == result.max_score > 0 and result.status == "ok"
+    if student == "blank":
+        assert result.score == 0 and result.feedback
+
+
+@pytest.mark.parametrize("assignment", IDS)
+def test_feedback_hides_hidden_tests(graded, assignment):
+    _, _, out = graded
+    source = nbformat.read(next(a for a in ASSIGNMENTS if a.id == assignment).source, as_version=4)
+    hidden_lines = []
+    for cell in source.cells:
+        if "### BEGIN HIDDEN TESTS" in cell.source:
+            block = cell.source.split("### BEGIN HIDDEN TESTS", 1)[1].split("### END HIDDEN TESTS", 1)[0]
+            hidden_lines += [line.strip() for line in block.splitlines() if len(line.strip()) > 25]
+    for student in ("reference", "blank", "buggy"):
+        page = out / "feedback" / student / assignment / f"{assignment}.html"
+        if not page.exists():
+            continue
+        import html
+
+        text = html.unescape(page.read_text())
+        leaked = [line for line in hidden_lines if line in text]
+        assert not leaked, f"{student}/{assignment} feedback shows hidden test lines: {leaked[:2]}"
+
+
+@pytest.mark.parametrize("assignment", IDS)
+def test_release_runs_until_first_todo(assignment, tmp_path, tiny_model_dir):
+    """Students can run everything up to their first TODO without an error."""
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    release = REPO_ROOT / "notebooks" / assignment / f"{assignment}.ipynb"
+    shutil.copytree(release.parent, tmp_path / assignment)
+    notebook = nbformat.read(tmp_path / assignment / release.name, as_version=4)
+    first_todo = next(i for i, c in enumerate(notebook.cells)
+                      if c.cell_type == "code" and c.get("metadata", {}).get("nbgrader", {}).get("solution"))
+    notebook.cells = notebook.cells[:first_todo]
+    saved = {k: os.environ.get(k) for k in TINY_ENV}
+    os.environ.update(TINY_ENV)
+    try:
+        NotebookClient(notebook, timeout=600, kernel_name="python3",
+                       resources={"metadata": {"path": str(tmp_path / assignment)}}).execute()
+    except CellExecutionError as error:
+        pytest.fail(f"release of {assignment} fails before the first TODO: {str(error)[-500:]}")
+    finally:
+        for k, v in saved.items():
+            os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)

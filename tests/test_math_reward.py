@@ -1,0 +1,312 @@
+"""helpers.math: prompts, the r1_zero reward built on math_verify, and the tiny MATH set."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import threading
+import time
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
+from helpers import math as hm  # noqa: E402
+from helpers.math import (  # noqa: E402
+    extract_boxed_answer,
+    format_r1_zero,
+    load_math,
+    load_prompt,
+    r1_zero_reward_fn,
+    r1_zero_sft_text,
+)
+
+ONE = {"format_reward": 1.0, "answer_reward": 1.0, "reward": 1.0}
+FORMAT_ONLY = {"format_reward": 1.0, "answer_reward": 0.0, "reward": 0.0}
+ZERO = {"format_reward": 0.0, "answer_reward": 0.0, "reward": 0.0}
+
+
+def respond(answer: str, reasoning: str = "some steps") -> str:
+    """A well-formed response to an r1_zero prompt (which already opened <think>)."""
+    return f" {reasoning} </think> <answer> {answer} </answer>"
+
+
+# --- prompts --------------------------------------------------------------------------
+
+
+def test_prompts_load_with_placeholder():
+    r1 = load_prompt("r1_zero")
+    assert r1.startswith("A conversation between User and Assistant.")
+    assert "User: {question}\nAssistant: <think>" in r1
+    assert r1.endswith("Assistant: <think>")
+    assert load_prompt("question_only") == "{question}"
+    assert set(hm.available_prompts()) >= {"r1_zero", "question_only"}
+
+
+def test_unknown_prompt_names_the_available_ones():
+    with pytest.raises(ValueError, match="r1_zero") as info:
+        load_prompt("nope")
+    assert "question_only" in str(info.value)
+
+
+def test_format_keeps_latex_braces():
+    question = "What is $\\frac{1}{2} + \\frac{1}{4}$?"
+    prompt = format_r1_zero(question)
+    assert f"User: {question}\nAssistant: <think>" in prompt
+    assert hm.format_prompt("question_only", question) == question
+
+
+# --- answer equivalence ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "answer, gold",
+    [
+        ("0.5", "\\frac{1}{2}"),
+        ("\\frac{1}{2}", "0.5"),
+        ("1/2", "\\boxed{\\frac{1}{2}}"),
+        ("\\dfrac{1}{2}", "\\frac12"),
+        ("\\boxed{3}", "3"),
+        ("3", "\\boxed{3}"),
+        ("x = 6", "6"),
+        ("12", 12),
+        ("-7", "-7"),
+        ("2\\sqrt{2}", "\\sqrt{8}"),
+        ("$\\frac{3}{4}$", "\\frac{3}{4}"),
+    ],
+)
+def test_equivalent_answers_score_one(answer, gold):
+    assert r1_zero_reward_fn(respond(answer), gold) == ONE
+
+
+@pytest.mark.parametrize("answer, gold", [("4", "3"), ("\\frac{1}{3}", "0.5"), ("x+1", "x-1")])
+def test_wrong_answers_keep_the_format_reward(answer, gold):
+    assert r1_zero_reward_fn(respond(answer), gold) == FORMAT_ONLY
+
+
+def test_boxed_content_is_preferred():
+    response = respond("first I thought 5, but \\boxed{7}")
+    assert r1_zero_reward_fn(response, "7") == ONE
+    assert r1_zero_reward_fn(response, "5") == FORMAT_ONLY
+
+
+def test_last_answer_tag_counts():
+    response = " hmm </think> <answer> 4 </answer> wait, no: <answer> 5 </answer>"
+    assert r1_zero_reward_fn(response, "5") == ONE
+    assert r1_zero_reward_fn(response, "4") == FORMAT_ONLY
+
+
+def test_list_of_acceptable_answers():
+    assert r1_zero_reward_fn(respond("2"), ["1", "\\boxed{2}"]) == ONE
+    assert r1_zero_reward_fn(respond("3"), ["1", "2"]) == FORMAT_ONLY
+
+
+def test_lenient_mode_is_a_superset():
+    for answer, gold in [("0.5", "\\frac{1}{2}"), ("4", "3")]:
+        fast = r1_zero_reward_fn(respond(answer), gold)
+        slow = r1_zero_reward_fn(respond(answer), gold, fast=False)
+        assert slow["reward"] >= fast["reward"]
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "",
+        "12",
+        "<answer> 12 </answer>",  # no </think>
+        " 12 </think><answer> 12 </answer>",  # the format asks for one space between tags
+        " 12 </think> <answer> 12",  # never closed
+        " </think> <answer> </answer>".replace("</answer>", "</answr>"),
+        None,
+        12,
+        b" </think> <answer> 12 </answer>",
+    ],
+)
+def test_unformatted_or_malformed_responses_score_zero(response):
+    assert r1_zero_reward_fn(response, "12") == ZERO
+
+
+@pytest.mark.parametrize("answer", ["", "{{{", "\\frac{", "\\boxed{", "}{)(", "\\sqrt", "$$"])
+def test_malformed_answers_never_raise(answer):
+    assert r1_zero_reward_fn(respond(answer), "12") == FORMAT_ONLY
+
+
+@pytest.mark.parametrize("gold", [None, "", "\\boxed{", object()])
+def test_malformed_gold_never_raises(gold):
+    assert r1_zero_reward_fn(respond("12"), gold)["answer_reward"] == 0.0
+
+
+def test_reward_from_a_worker_thread():
+    results = {}
+
+    def work():
+        results["right"] = r1_zero_reward_fn(respond("0.25"), "\\frac{1}{4}")
+        results["wrong"] = r1_zero_reward_fn(respond("0.3"), "\\frac{1}{4}")
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join(timeout=30)
+    assert results == {"right": ONE, "wrong": FORMAT_ONLY}
+
+
+PATHOLOGICAL = {
+    "nested_parens_20k": "(" * 10_000 + "1" + ")" * 10_000,
+    "nested_fracs_30k": "\\frac{" * 3_000 + "1" + "}{2}" * 3_000,
+    "tower": "9^{9^{9}}",
+    "tower_without_braces": "9^9^9",
+    "huge_power": "10^{100000000}",
+    "huge_factorial": "10000000!",
+    "huge_binomial": "\\binom{1000000}{500000}",
+    "huge_rational_power": "\\frac{99999}{7}^{99999}",
+    "nested_trig": "\\sin(\\cos(" * 5 + "x" + "))" * 5,
+}
+
+
+@pytest.mark.parametrize("where", ["main", "thread"])
+@pytest.mark.parametrize("name", sorted(PATHOLOGICAL))
+def test_pathological_answers_return_quickly(name, where):
+    """Unscreened, several of these run for minutes inside sympy (measured)."""
+    response = respond(PATHOLOGICAL[name])
+    out = {}
+    start = time.perf_counter()
+    if where == "main":
+        out.update(r1_zero_reward_fn(response, "6"))
+    else:
+        thread = threading.Thread(target=lambda: out.update(r1_zero_reward_fn(response, "6")))
+        thread.daemon = True
+        thread.start()
+        thread.join(timeout=10)
+    assert time.perf_counter() - start < 3.0
+    assert out == FORMAT_ONLY
+
+
+_RELEASE = threading.Event()
+
+
+def _stuck(*args, **kwargs):
+    """Stands in for a comparison that never ends (until the test releases it)."""
+    while not _RELEASE.wait(0.01):
+        pass
+    return True
+
+
+@pytest.mark.parametrize("where", ["main", "thread"])
+def test_time_budget_cuts_off_a_slow_comparison(monkeypatch, where):
+    monkeypatch.setattr(hm, "_answers_match", _stuck)
+    monkeypatch.setattr(hm, "REWARD_TIMEOUT_S", 0.2)
+    _RELEASE.clear()
+    out = {}
+    start = time.perf_counter()
+    if where == "main":
+        if not hm._can_use_alarm():
+            pytest.skip("no SIGALRM timer here")
+        out.update(r1_zero_reward_fn(respond("7"), "7"))
+    else:
+        thread = threading.Thread(target=lambda: out.update(r1_zero_reward_fn(respond("7"), "7")))
+        thread.daemon = True
+        thread.start()
+        thread.join(timeout=10)
+    elapsed = time.perf_counter() - start
+    _RELEASE.set()  # let an abandoned helper thread finish
+    assert elapsed < 2.0
+    assert out == FORMAT_ONLY
+
+
+def test_time_budget_restores_an_outer_timer():
+    if not hm._can_use_alarm():
+        pytest.skip("no SIGALRM timer here")
+    import signal
+
+    signal.setitimer(signal.ITIMER_REAL, 100.0)
+    try:
+        r1_zero_reward_fn(respond("3"), "3")
+        remaining, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 90.0 < remaining <= 100.0
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+# --- boxed extraction ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "solution, expected",
+    [
+        ("So the answer is $\\boxed{\\frac{1}{2}}$.", "\\frac{1}{2}"),
+        ("$\\boxed{1}$ then $\\boxed{2}$", "2"),
+        ("first \\boxed{1}, finally \\fbox{9}", "9"),
+        ("The set is $\\boxed{\\{1, 2\\}}$.", "\\{1, 2\\}"),
+        ("hence $\\boxed 5$.", "5"),
+        ("no box here", None),
+        ("\\boxed{3", None),
+        ("", None),
+    ],
+)
+def test_extract_boxed_answer(solution, expected):
+    assert extract_boxed_answer(solution) == expected
+
+
+# --- tiny MATH fixtures ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, n", [("math_tiny_train.jsonl", 2000), ("math_tiny_val.jsonl", 200)])
+def test_tiny_fixtures_are_valid(name, n):
+    path = hm.DATA_DIR / name
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert len(records) == n
+    for record in records:
+        assert set(record) == {"problem", "solution", "answer", "level", "type"}
+        assert record["problem"] and record["answer"]
+        assert record["solution"].rstrip(".$").endswith(f"\\boxed{{{record['answer']}}}")
+        assert extract_boxed_answer(record["solution"]) == record["answer"]
+
+
+def test_tiny_splits_do_not_overlap():
+    train = {r["problem"] for r in load_math("train", "tiny")}
+    val = {r["problem"] for r in load_math("validation", "tiny")}
+    assert len(val) == 200 and not train & val
+
+
+def test_generator_is_deterministic():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_math_tiny", hm.DATA_DIR / "make_math_tiny.py")
+    make_math_tiny = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_math_tiny)
+    first = make_math_tiny.make_splits(seed=0)
+    assert first == make_math_tiny.make_splits(seed=0)
+    assert first != make_math_tiny.make_splits(seed=1)
+    shipped = load_math("validation", "tiny")
+    assert [r["problem"] for r in first[1]] == [r["problem"] for r in shipped]
+
+
+def test_load_math_tiny():
+    records = load_math("train", "tiny", limit=5)
+    assert len(records) == 5
+    for record in records:
+        assert {"problem", "solution", "answer"} <= set(record)
+    assert len(load_math("test", "tiny")) == 200
+    with pytest.raises(ValueError, match="split"):
+        load_math("dev", "tiny")
+    with pytest.raises(ValueError, match="profile"):
+        load_math("train", "huge")
+
+
+def test_sft_text_earns_full_reward():
+    rng = random.Random(0)
+    records = load_math("train", "tiny")
+    sample = random.Random(1).sample(records, 60) + load_math("validation", "tiny", limit=20)
+    for record in sample:
+        prompt = format_r1_zero(record["problem"])
+        text = r1_zero_sft_text(record, rng)
+        assert text.startswith(prompt)
+        assert text.endswith(f"</think> <answer> {record['answer']} </answer>")
+        assert r1_zero_reward_fn(text[len(prompt) :], record["answer"]) == ONE
+        assert r1_zero_reward_fn(text[len(prompt) :], record["solution"]) == ONE
+
+
+def test_sft_text_depends_only_on_the_rng_seed():
+    record = load_math("train", "tiny", limit=1)[0]
+    texts = [r1_zero_sft_text(record, random.Random(3)) for _ in range(2)]
+    assert texts[0] == texts[1]

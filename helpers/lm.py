@@ -91,7 +91,7 @@ class TinyModelConfig:
     sft_steps: int = 300
     sft_batch_size: int = 32
     sft_lr: float = 3e-3
-    chat_format_share: float = 0.45
+    chat_format_share: float = 0.3
     """Share of template-shaped chat answers that stop right after ``</answer>``."""
     version: int = 1
     """Bump when the builder's code changes what it produces."""

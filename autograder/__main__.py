@@ -43,12 +43,28 @@ def cmd_autograde(args) -> int:
     assignments = load_assignments(Path(args.course_root), args.assignment or None)
     try:
         results = autograde(Path(args.submissions), Path(args.out), assignments, workers=args.workers,
-                            profile=args.profile)
-    except SubmissionLayoutError as error:
+                            profile=args.profile, deadline=args.deadline, late_penalty=args.late_penalty,
+                            memory_mb=args.memory_mb, timeout=args.timeout, ray_address=args.ray,
+                            log=lambda line: print(line, file=sys.stderr, flush=True))
+    except (SubmissionLayoutError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(format_table(results))
     print(f"\ngrades: {Path(args.out) / 'grades.csv'}   feedback: {Path(args.out) / 'feedback'}")
+    return 0
+
+
+def cmd_collect(args) -> int:
+    from .collect import collect
+
+    try:
+        report = collect(Path(args.download), args.assignment, Path(args.out))
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    for line in report.lines():
+        print(line)
+    print(f"\nsubmissions: {args.out}   report: {Path(args.out) / '_collect_report.json'}")
     return 0
 
 
@@ -81,10 +97,26 @@ def main(argv=None) -> int:
     p.add_argument("submissions")
     p.add_argument("--out", required=True)
     p.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
-    p.add_argument("--workers", type=int, default=1, help="submissions graded at once")
-    p.add_argument("--profile", default=os.environ.get("COURSE_PROFILE", "auto"), choices=["auto", "tiny", "full"],
-                   help="profile the notebooks run in while grading (default: auto)")
+    p.add_argument("--workers", type=int, default=1, help="submissions graded at once on this machine")
+    p.add_argument("--profile", default="full", choices=["auto", "tiny", "full"],
+                   help="profile the notebooks run in while grading (default: full, the real grading; GPU "
+                        "assignments then need a GPU. tiny: a dry run on CPU. auto: full with a GPU, else tiny)")
+    p.add_argument("--ray", metavar="ADDRESS", help="send submissions to this Ray cluster (`auto`, "
+                   "`ray://host:10001`, or `local` for a throwaway local instance)")
+    p.add_argument("--deadline", help="ISO 8601 deadline (UTC unless an offset is given); later submissions "
+                   "(timestamp.txt, else the notebook's mtime) are marked late")
+    p.add_argument("--late-penalty", type=float, default=0.0,
+                   help="fraction of the score deducted from late submissions (default 0: only marked)")
+    p.add_argument("--memory-mb", type=int, help="kernel memory limit for every assignment (MiB)")
+    p.add_argument("--timeout", type=int, help="per-cell timeout for every assignment (seconds)")
     p.set_defaults(func=cmd_autograde)
+
+    p = sub.add_parser("collect", help="sort an LMS download (Canvas, Moodle, Gradescope, plain) into "
+                       "<student>/<assignment>/")
+    p.add_argument("download", help="the ZIP file (or extracted folder) from the LMS")
+    p.add_argument("--assignment", required=True, help="assignment id the files belong to")
+    p.add_argument("--out", required=True, help="folder to write <student>/<assignment>/ into")
+    p.set_defaults(func=cmd_collect)
 
     p = sub.add_parser("demo", help="release, sample submissions, autograde (tiny profile), grade table")
     p.add_argument("--out", default="demo-output")

@@ -8,6 +8,13 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SAMPLES_DIR = Path(__file__).resolve().parent / "samples"
 KNOWN_ORDER = ("maxent_irl", "grpo_format", "tiny_grpo", "math_grpo")
+# Defaults where autograder/samples/<id>.json says nothing: GPU need in the full profile, and the
+# memory limit of the grading kernel (MiB).
+GPU_IN_FULL = {"grpo_format", "math_grpo"}
+MEMORY_MB = {"maxent_irl": 3072}
+# per-cell timeouts (s): IRL cells take seconds, GRPO training/evaluation cells minutes
+TIMEOUTS = {"maxent_irl": 120, "grpo_format": 1800, "tiny_grpo": 900, "math_grpo": 1800}
+DEFAULT_MEMORY_MB = 12288
 
 
 @dataclass
@@ -20,6 +27,8 @@ class Assignment:
     wall_timeout: int = 1800
     """Whole-notebook limit in seconds; past it the kernel is killed and earned points kept."""
     needs_gpu_in_full: bool = False
+    memory_mb: int = DEFAULT_MEMORY_MB
+    """Memory limit of the grading kernel; past it the cell fails (or the kernel is killed)."""
     artifacts: list[str] = field(default_factory=list)
     """Paths (relative to the notebook) the student submits beside the notebook."""
     samples: dict = field(default_factory=dict)
@@ -49,9 +58,10 @@ def load_assignments(root: Path = REPO_ROOT, only: list[str] | None = None) -> l
             Assignment(
                 id=name,
                 source=solutions / name / f"{name}.ipynb",
-                timeout=int(data.get("timeout", 120)),
+                timeout=int(data.get("timeout", TIMEOUTS.get(name, 120))),
                 wall_timeout=int(data.get("wall_timeout", 1800)),
-                needs_gpu_in_full=bool(data.get("needs_gpu_in_full", False)),
+                needs_gpu_in_full=bool(data.get("needs_gpu_in_full", name in GPU_IN_FULL)),
+                memory_mb=int(data.get("memory_mb", MEMORY_MB.get(name, DEFAULT_MEMORY_MB))),
                 artifacts=list(data.get("artifacts", [])),
                 samples=data,
             )

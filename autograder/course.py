@@ -27,6 +27,20 @@ c.LimitOutput.max_traceback = 20
 c.Autograde.create_student = True
 '''
 
+# Added to the config of every course copy a submission is graded in (see grading.py).
+GRADING_CONFIG = '''
+from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbgrader.preprocessors import IgnorePattern, LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata
+c.Execute.kernel_name = {kernel!r}
+c.Execute.iopub_timeout = 10
+c.GuardedExecute.guard = {guard!r}
+c.Autograde.autograde_preprocessors = [
+    "autograder.nbgrader_ext.GuardedExecute", IgnorePattern, ClearMetadataPreprocessor,
+    "autograder.nbgrader_ext.CapOutput", LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata,
+]
+'''
+GRADER_KERNEL = "course-kit-grader"
+
 
 class NbgraderError(RuntimeError):
     pass
@@ -36,8 +50,27 @@ def nbgrader_executable() -> list[str]:
     return [sys.executable, "-m", "nbgrader"]
 
 
-def write_config(course: Path, timeout: int = 120) -> None:
-    (course / "nbgrader_config.py").write_text(COURSE_CONFIG.format(root=str(course), timeout=timeout))
+def write_config(course: Path, timeout: int = 120, grading: bool = False, guard: bool = True) -> None:
+    text = COURSE_CONFIG.format(root=str(course), timeout=timeout)
+    if grading:
+        text += GRADING_CONFIG.format(kernel=GRADER_KERNEL, guard=guard)
+    (course / "nbgrader_config.py").write_text(text)
+
+
+def write_kernelspec(jupyter_dir: Path) -> Path:
+    """A kernelspec that starts ``autograder.kernel_launcher`` (limits + guard) with this Python;
+    put ``jupyter_dir`` on JUPYTER_PATH to use it."""
+    spec = Path(jupyter_dir) / "kernels" / GRADER_KERNEL
+    spec.mkdir(parents=True, exist_ok=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        # not `-m`: that would put the submission's folder first on sys.path before the guard loads
+        "argv": [sys.executable, "-c", "import sys; del sys.path[0]; from autograder.kernel_launcher import main; "
+                 "sys.exit(main(sys.argv[1:]))", "-f", "{connection_file}"],
+        "display_name": "Python 3 (course-kit grader)",
+        "language": "python",
+        "interrupt_mode": "signal",
+    }, indent=1))
+    return spec
 
 
 def run_nbgrader(course: Path, args: list[str], env: dict | None = None, timeout: float | None = None) -> subprocess.CompletedProcess:
@@ -62,7 +95,13 @@ def new_course(assignments: list[Assignment], where: Path | None = None, timeout
     for assignment in assignments:
         shutil.copytree(assignment.source.parent, course / "source" / assignment.id,
                         ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "samples.json"))
-        result = run_nbgrader(course, ["generate_assignment", assignment.id, "--force"])
+    if not assignments:
+        return course
+    # one process for all assignments: importing nbgrader costs seconds
+    merged = {**os.environ, "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])}
+    result = subprocess.run([sys.executable, "-m", "autograder.job", "--generate", str(course),
+                             *[a.id for a in assignments]], cwd=course, env=merged, capture_output=True, text=True)
+    for assignment in assignments:
         release = course / "release" / assignment.id / f"{assignment.id}.ipynb"
         if result.returncode != 0 or not release.exists():
             raise NbgraderError(

@@ -1,0 +1,95 @@
+"""Unit tests of the grading kernel's pieces: the guard (in an in-process IPython shell), the
+memory watchdog, the notebook repair. Fast: no nbgrader, no kernels."""
+from __future__ import annotations
+
+import builtins
+import subprocess
+import sys
+import time
+
+import nbformat
+import pytest
+
+
+@pytest.fixture()
+def shell():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from autograder import kernel_guard
+
+    ip = InteractiveShell.instance()
+    kernel_guard.install(ip)
+    yield ip
+    kernel_guard.restore()
+
+
+def test_guard_restores_patched_comparisons_builtins_and_aliases(shell):
+    from autograder import kernel_guard
+
+    shell.run_cell(
+        "import numpy as np, builtins, types\n"
+        "np.allclose = lambda *a, **k: True\n"
+        "np.testing.assert_allclose = lambda *a, **k: None\n"
+        "builtins.print = lambda *a, **k: None\n"
+        "def abs(x):\n    return 0\n"
+        "class AssertionError(Exception):\n    pass\n"
+        "F = np.zeros(2)\n"
+        "math = types.SimpleNamespace(isclose=lambda *a, **k: True)\n"
+        "get_ipython().input_transformers_post.append(lambda lines: ['pass\\n'])\n"
+        "get_ipython().set_custom_exc((BaseException,), lambda *a, **k: None)\n")
+    line = kernel_guard.restore()
+    assert line.startswith(kernel_guard.OK)
+    for name in ("numpy.allclose", "numpy.testing.assert_allclose", "print", "'abs'", "'AssertionError'",
+                 "'math'", "input_transformers_post", "custom exception handler"):
+        assert name in line, line
+    result = shell.run_cell("import numpy as np\nassert not np.allclose(0.0, 1.0)\nassert abs(-2) == 2\n"
+                            "assert type(F).__name__ == 'ndarray'\nraise AssertionError('still raised')")
+    assert type(result.error_in_exec) is builtins.AssertionError and str(result.error_in_exec) == "still raised"
+
+
+def test_guard_records_torch_when_first_imported(shell):
+    pytest.importorskip("torch")
+    from autograder import kernel_guard
+
+    shell.run_cell("import torch\ntorch.allclose = lambda *a, **k: True\ntorch.Tensor.allclose = lambda *a, **k: True")
+    line = kernel_guard.restore()
+    assert "torch.allclose" in line and "Tensor.allclose" in line
+    result = shell.run_cell("assert not torch.allclose(torch.zeros(1), torch.ones(1))\n"
+                            "assert not torch.zeros(1).allclose(torch.ones(1))")
+    assert result.success
+
+
+def test_memory_watchdog_kills_and_marks(tmp_path):
+    pytest.importorskip("psutil")
+    hog = subprocess.Popen([sys.executable, "-c", "import time\nx = bytearray(400 * 2**20)\ntime.sleep(60)"])
+    env_state = tmp_path / "state"
+    watcher = subprocess.run([sys.executable, "-c",
+                              "import os, sys; os.environ['AUTOGRADER_STATE_DIR'] = sys.argv[2]\n"
+                              "from autograder.kernel_launcher import watch; watch(int(sys.argv[1]), 200)",
+                              str(hog.pid), str(env_state)], timeout=60)
+    assert watcher.returncode == 0
+    assert hog.wait(timeout=10) != 0
+    assert "200 MiB limit" in (env_state / "memory").read_text()
+
+
+def test_repair_restores_deleted_retyped_and_duplicated_cells():
+    from pathlib import Path
+
+    from autograder.repair import repair
+
+    fixture = Path(__file__).parent / "fixtures" / "course" / "notebooks" / "toy_add" / "toy_add.ipynb"
+    release = nbformat.read(fixture, as_version=4)
+    student = nbformat.read(fixture, as_version=4)
+    answer = next(c for c in student.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "add")
+    answer.source = "def add(a, b):\n    return a + b"
+    student.cells = [c for c in student.cells if c.metadata.get("nbgrader", {}).get("grade_id") != "test_add"]
+    extra = nbformat.v4.new_code_cell("x = 1", metadata={"nbgrader": {"grade": True, "grade_id": "bonus", "points": 99,
+                                                                      "solution": False, "locked": True,
+                                                                      "schema_version": 3, "task": False}})
+    student.cells.append(extra)
+    fixed, notes = repair(student, release)
+    ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in fixed.cells]
+    assert ids[: len(release.cells)] == [c.metadata.get("nbgrader", {}).get("grade_id") for c in release.cells]
+    assert "return a + b" in fixed.cells[ids.index("add")].source
+    assert any("test_add was deleted" in n for n in notes) and any("'bonus'" in n for n in notes)
+    assert fixed.cells[-1].source == "x = 1" and "nbgrader" not in fixed.cells[-1].metadata

@@ -1,0 +1,142 @@
+"""LMS import (collect), parallel and Ray grading give the same results, late marking, GPU gating."""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+FIXTURE = Path(__file__).parent / "fixtures" / "course"
+RELEASE = FIXTURE / "notebooks" / "toy_add" / "toy_add.ipynb"
+SOLUTION = FIXTURE / "solutions" / "toy_add" / "toy_add.ipynb"
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "autograder", *args], capture_output=True, text=True)
+
+
+def _filled(path: Path, patches=None) -> Path:
+    from autograder.course import fill_release
+
+    fill_release(RELEASE, SOLUTION, path, patches=patches)
+    return path
+
+
+def _adapter_zip(path: Path) -> None:
+    with zipfile.ZipFile(path, "w") as handle:
+        handle.writestr("artifacts/adapter/adapter_config.json", json.dumps({"base_model_name_or_path": "tiny"}))
+
+
+def test_collect_canvas_zip(tmp_path):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    _filled(raw / "doejane_1234_567890_toy_add.ipynb")
+    _filled(raw / "smithbob_late_2345_678901_toy_add-1.ipynb")
+    _adapter_zip(raw / "smithbob_late_2345_678902_artifacts.zip")
+    (raw / "README.txt").write_text("not a submission")
+    download = tmp_path / "submissions.zip"
+    with zipfile.ZipFile(download, "w") as handle:
+        for path in raw.iterdir():
+            handle.write(path, f"submissions/{path.name}")
+    result = cli("collect", str(download), "--assignment", "toy_add", "--out", str(tmp_path / "subs"))
+    assert result.returncode == 0, result.stderr
+    subs = tmp_path / "subs"
+    assert (subs / "doejane" / "toy_add" / "toy_add.ipynb").exists()
+    assert (subs / "smithbob" / "toy_add" / "toy_add.ipynb").exists()
+    assert (subs / "smithbob" / "toy_add" / "artifacts" / "adapter" / "adapter_config.json").exists()
+    assert "unmatched: README.txt" in result.stdout
+    assert (subs / "_unmatched" / "README.txt").exists()
+    assert "canvas" in result.stdout
+
+
+def test_collect_moodle_gradescope_and_plain(tmp_path):
+    from autograder.collect import collect
+
+    moodle = tmp_path / "moodle"
+    folder = moodle / "Jane Doe_4242_assignsubmission_file_"
+    (folder / "hw" / "artifacts" / "adapter").mkdir(parents=True)
+    _filled(folder / "hw" / "My Notebook.ipynb")
+    (folder / "hw" / "artifacts" / "adapter" / "adapter_config.json").write_text("{}")
+    _filled(moodle / "Bob Smith_4343_assignsubmission_file_toy_add.ipynb")
+    report = collect(moodle, "toy_add", tmp_path / "m")
+    assert set(report.students) == {"jane_doe_4242", "bob_smith_4343"} and not report.unmatched
+    assert (tmp_path / "m" / "jane_doe_4242" / "toy_add" / "toy_add.ipynb").exists()
+    assert (tmp_path / "m" / "jane_doe_4242" / "toy_add" / "artifacts" / "adapter" / "adapter_config.json").exists()
+
+    gradescope = tmp_path / "gs"
+    _filled((gradescope / "submission_111").mkdir(parents=True) or gradescope / "submission_111" / "toy_add.ipynb")
+    (gradescope / "submission_222").mkdir()
+    (gradescope / "submission_222" / "notes.txt").write_text("forgot the notebook")
+    (gradescope / "submission_metadata.yml").write_text(
+        "submission_111:\n  :submitters:\n  - :name: Ann Lee\n    :sid: 'a123'\n    :email: ann@uni.edu\n"
+        "  :created_at: 2026-01-10 12:00:00.000000000 +00:00\n"
+        "submission_222:\n  :submitters:\n  - :name: Cy Dee\n    :email: cy@uni.edu\n")
+    report = collect(gradescope, "toy_add", tmp_path / "g")
+    assert set(report.students) == {"a123", "cy"}
+    assert "2026-01-10" in (tmp_path / "g" / "a123" / "toy_add" / "timestamp.txt").read_text()
+    assert any("cy" in path and "no notebook" in why for path, why in report.unmatched)
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    _filled(plain / "alice.ipynb")
+    (plain / "grades.xlsx").write_bytes(b"PK")
+    report = collect(plain, "toy_add", tmp_path / "p")
+    assert set(report.students) == {"alice"} and report.unmatched == [("grades.xlsx", "file name matches no LMS convention")]
+
+
+@pytest.fixture(scope="module")
+def small_batch(tmp_path_factory):
+    root = tmp_path_factory.mktemp("scale")
+    subs = root / "subs"
+    (subs / "ann" / "toy_add").mkdir(parents=True)
+    _filled(subs / "ann" / "toy_add" / "toy_add.ipynb")
+    (subs / "ann" / "toy_add" / "timestamp.txt").write_text("2026-01-01 10:00:00.000000 UTC")
+    (subs / "bob" / "toy_add").mkdir(parents=True)
+    _filled(subs / "bob" / "toy_add" / "toy_add.ipynb", [{"grade_id": "add", "old": "return a + b", "new": "return a - b"}])
+    (subs / "bob" / "toy_add" / "timestamp.txt").write_text("2026-01-03 10:00:00.000000 UTC")
+    return root, subs
+
+
+def _key(results):
+    return [(r.student, r.assignment, r.score, r.max_score, r.status, r.cells, r.feedback, r.late) for r in results]
+
+
+def test_workers_and_ray_give_identical_results(small_batch):
+    pytest.importorskip("ray")
+    from autograder.assignments import load_assignments
+    from autograder.grading import autograde
+
+    root, subs = small_batch
+    assignments = load_assignments(FIXTURE)
+    kwargs = dict(profile="tiny", deadline="2026-01-02T00:00:00Z")
+    # (bench/bench_autograde.py checks --workers 1 against --workers 2 on 16 IRL submissions)
+    one = autograde(subs, root / "one", assignments, workers=2, **kwargs)
+    on_ray = autograde(subs, root / "ray", assignments, ray_address="local", **kwargs)
+    assert _key(one) == _key(on_ray)
+    assert [(r.student, r.score, r.status, r.late) for r in one] == [("ann", 2, "ok", False), ("bob", 0, "failed-tests", True)]
+    for out in ("one", "ray"):
+        assert (root / out / "feedback" / "bob" / "toy_add" / "results.json").exists()
+        rows = list(csv.DictReader(open(root / out / "grades.csv")))
+        assert [row["late"] for row in rows] == ["", "late"]
+
+
+def test_gpu_assignment_on_cpu_grader_fails_clearly_unless_tiny(small_batch, monkeypatch):
+    from autograder.assignments import load_assignments
+    from autograder.grading import autograde
+
+    root, subs = small_batch
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # a CPU-only grader, whatever this machine has
+    assignments = load_assignments(FIXTURE)
+    for assignment in assignments:
+        assignment.needs_gpu_in_full = True
+    results = autograde(subs, root / "gpu", assignments, workers=2, profile="full")
+    assert {r.status for r in results} == {"no-gpu"}
+    assert all(len(r.feedback) == 1 and "needs a GPU" in r.feedback[0] and "--profile tiny" in r.feedback[0]
+               for r in results)

@@ -1,0 +1,141 @@
+"""The pre-submission checker on small synthetic notebooks."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from helpers import submission
+
+HEADER = "---\nformat:\n  html:\n    code-fold: true\njupyter: python3\n---"
+
+
+def make_notebook(*cells, header=HEADER):
+    nb = nbformat.v4.new_notebook()
+    if header is not None:
+        nb.cells.append(nbformat.v4.new_raw_cell(header))
+    nb.cells.extend(cells)
+    return nb
+
+
+def write(tmp_path, nb, name="nb.ipynb"):
+    path = tmp_path / name
+    nbformat.write(nb, str(path))
+    return path
+
+
+def test_small_notebook_with_header_passes(tmp_path):
+    path = write(tmp_path, make_notebook(nbformat.v4.new_markdown_cell("# Title\n\nSome text.")))
+    report = submission.check_notebook(path)
+    assert report.ok and report.header_ok and report.within_limit
+    assert report.render_problems == []
+    assert report.characters == len(report.markdown)
+    assert report.markdown.startswith("---\nformat:")
+
+
+def test_character_count_includes_code_and_text_outputs(tmp_path):
+    code = nbformat.v4.new_code_cell("print('x' * 50)")
+    code.outputs = [nbformat.v4.new_output("stream", name="stdout", text="x" * 50 + "\n")]
+    short = submission.check_notebook(write(tmp_path, make_notebook(), "a.ipynb")).characters
+    longer = submission.check_notebook(write(tmp_path, make_notebook(code), "b.ipynb")).characters
+    assert longer - short >= 50 + len("print('x' * 50)")
+
+
+def test_over_the_limit_fails(tmp_path):
+    nb = make_notebook(nbformat.v4.new_markdown_cell("word " * 9000))  # 45,000 characters
+    path = write(tmp_path, nb)
+    report = submission.check_notebook(path)
+    assert report.characters > submission.CHARACTER_LIMIT
+    assert not report.within_limit and not report.ok
+    assert "FAIL" in report.format()
+    assert submission.check_notebook(path, limit=100_000).ok
+
+
+def test_exactly_at_the_limit_passes(tmp_path):
+    path = write(tmp_path, make_notebook(nbformat.v4.new_markdown_cell("hello")))
+    n = submission.check_notebook(path).characters
+    assert submission.check_notebook(path, limit=n).ok
+    assert not submission.check_notebook(path, limit=n - 1).ok
+
+
+@pytest.mark.parametrize(
+    "header, reason",
+    [
+        (None, "does not start"),  # first cell is the markdown title
+        ("format: html\njupyter: python3", "does not start"),
+        ("---\nformat:\n  html:\n    code-fold: false\njupyter: python3\n---", "code-fold"),
+        ("---\nformat:\n  html:\n    code-fold: true\n---", "jupyter: python3"),
+        ("---\nformat: [unclosed\n---", "does not parse"),
+        ("---\nformat:\n  html:\n    code-fold: true\njupyter: python3\n", "does not start"),
+    ],
+)
+def test_missing_or_wrong_header_fails(tmp_path, header, reason):
+    nb = make_notebook(nbformat.v4.new_markdown_cell("# Title"), header=header)
+    report = submission.check_notebook(write(tmp_path, nb))
+    assert not report.header_ok and not report.ok
+    assert reason in report.header_message
+    assert report.within_limit
+
+
+def test_header_as_markdown_cell_is_accepted(tmp_path):
+    nb = make_notebook(header=None)
+    nb.cells.append(nbformat.v4.new_markdown_cell(HEADER))
+    assert submission.check_notebook(write(tmp_path, nb)).header_ok
+
+
+def test_header_in_a_code_cell_is_rejected(tmp_path):
+    nb = make_notebook(header=None)
+    nb.cells.append(nbformat.v4.new_code_cell(HEADER))
+    ok, message = submission.check_header(nb)
+    assert not ok and "code cell" in message
+
+
+def test_bad_cells_are_reported(tmp_path):
+    error_cell = nbformat.v4.new_code_cell("1/0")
+    error_cell.outputs = [nbformat.v4.new_output("error", ename="ZeroDivisionError", evalue="division by zero",
+                                                 traceback=["\x1b[31mZeroDivisionError\x1b[0m"])]
+    bar_cell = nbformat.v4.new_code_cell("train()")
+    bar_cell.outputs = [nbformat.v4.new_output("stream", name="stderr", text="10%|#  |\r20%|## |\r100%|###|\n")]
+    widget_cell = nbformat.v4.new_code_cell("tqdm.auto")
+    widget_cell.outputs = [nbformat.v4.new_output(
+        "display_data", data={"text/plain": "HBox(children=(...))", submission.WIDGET_MIME: {"model_id": "x"}})]
+    long_cell = nbformat.v4.new_code_cell("for i in range(500): print(i)")
+    long_cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="\n".join(map(str, range(500))))]
+    fence_cell = nbformat.v4.new_markdown_cell("Look:\n```python\nx = 1\n")
+    math_cell = nbformat.v4.new_markdown_cell("$$\nA_i = r_i - \\bar r\n")
+    todo_cell = nbformat.v4.new_markdown_cell("YOUR ANSWER HERE")
+    good_cell = nbformat.v4.new_markdown_cell("Fine: $x$ and\n$$y$$\n```\ncode\n```")
+    nb = make_notebook(error_cell, bar_cell, widget_cell, long_cell, fence_cell, math_cell, todo_cell, good_cell)
+    problems = submission.render_problems(nb)
+    flagged = {p.cell for p in problems}
+    assert flagged == {1, 2, 3, 4, 5, 6, 7}, [str(p) for p in problems]
+    text = "\n".join(map(str, problems))
+    for word in ("error output", "carriage return", "widget", "lines", "code fence", "$$", "placeholder"):
+        assert word in text
+    report = submission.check_notebook(write(tmp_path, nb))
+    assert report.ok, "render warnings alone do not fail the check"
+    assert "may render badly" in report.format()
+
+
+def test_command_line_exit_codes(tmp_path):
+    good = write(tmp_path, make_notebook(nbformat.v4.new_markdown_cell("# ok")), "good.ipynb")
+    no_header = write(tmp_path, make_notebook(nbformat.v4.new_markdown_cell("# t"), header=None), "bad.ipynb")
+    too_long = write(tmp_path, make_notebook(nbformat.v4.new_markdown_cell("y" * 200)), "long.ipynb")
+    run = lambda *args: subprocess.run([sys.executable, "-m", "helpers.submission", *map(str, args)],  # noqa: E731
+                                       capture_output=True, text=True)
+    result = run(good, "--write", tmp_path / "out.md")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "ready to submit" in result.stdout
+    assert (tmp_path / "out.md").read_text().startswith("---")
+    assert run(no_header).returncode == 1
+    assert run(too_long, "--limit", 100).returncode == 1
+    assert run(tmp_path / "nope.ipynb").returncode == 2
+
+
+def test_check_prints_the_report(tmp_path, capsys):
+    path = write(tmp_path, make_notebook(nbformat.v4.new_markdown_cell("# ok")))
+    report = submission.check(path)
+    assert "markdown export" in capsys.readouterr().out
+    assert report.ok

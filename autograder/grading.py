@@ -335,6 +335,10 @@ def grading_env(settings: Settings, assignment: Assignment, course: Path, gpu: s
         "COURSE_PROFILE": settings.profile, "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1"),
         "HF_DATASETS_OFFLINE": os.environ.get("HF_DATASETS_OFFLINE", "1"), "MPLBACKEND": "Agg",
         "TOKENIZERS_PARALLELISM": "false", "PYTHONUNBUFFERED": "1",
+        # nbgrader scores a test cell 0 when anything reaches stderr: keep library warnings and
+        # progress bars (model loading inside hidden tests) from costing a student points
+        "PYTHONWARNINGS": "ignore", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error",
+        "TQDM_DISABLE": "1",
         "JUPYTER_PATH": str(course / "jupyter"), "AUTOGRADER_STATE_DIR": str(course / ".grader-state"),
         "AUTOGRADER_MEMORY_MB": str(memory or 0), "AUTOGRADER_GUARD_MODULES": ",".join(guard_modules),
         "AUTOGRADER_GUARD_LAZY": ",".join(lazy_modules),

@@ -105,6 +105,8 @@ def install(shell=None, modules: list[str] | None = None, lazy: list[str] | None
     for name in lazy:
         if name in sys.modules and name not in snapshots:
             snapshots[name] = (sys.modules[name], dict(vars(sys.modules[name])))
+            if name == "torch":  # already imported (e.g. by a startup file): its classes too
+                classes.extend(_torch_classes(sys.modules[name]))
     if pending:
         sys.meta_path.insert(0, _SnapshotOnImport(pending))
     if "numpy" in snapshots:

@@ -36,26 +36,34 @@ def execute_notebook(path: Path, timeout: int, env: dict) -> None:
 
 
 def build_samples(assignments: list[Assignment], course: Path, submissions: Path, env: dict,
-                  log=print) -> None:
+                  log=print, execute_all: bool = False) -> dict[str, float]:
     """reference = solutions as a student would submit them (with artifacts), blank = the
-    untouched release, buggy = the reference with one plausible mistake (same artifacts)."""
+    untouched release, buggy = the reference with one plausible mistake (same artifacts).
+
+    The reference is executed when it must produce artifacts, or for every assignment with
+    ``execute_all`` (the tests use that to run each solution top to bottom). Returns the seconds
+    each executed reference took."""
+    timings = {}
     for assignment in assignments:
         release_dir = course / "release" / assignment.id
         release = release_dir / f"{assignment.id}.ipynb"
         reference_dir = submissions / "reference" / assignment.id
         shutil.copytree(release_dir, reference_dir)
         fill_release(release, assignment.source, reference_dir / f"{assignment.id}.ipynb")
-        if assignment.artifacts:
+        if assignment.artifacts or execute_all:
             started = time.perf_counter()
-            log(f"  {assignment.id}: running the reference solution to produce {', '.join(assignment.artifacts)} ...")
+            produces = f" to produce {', '.join(assignment.artifacts)}" if assignment.artifacts else ""
+            log(f"  {assignment.id}: running the reference solution{produces} ...")
             execute_notebook(reference_dir / f"{assignment.id}.ipynb", timeout=max(assignment.timeout, 600), env=env)
-            log(f"  {assignment.id}: reference run took {time.perf_counter() - started:.0f} s")
+            timings[assignment.id] = time.perf_counter() - started
+            log(f"  {assignment.id}: reference run took {timings[assignment.id]:.0f} s")
         shutil.copytree(release_dir, submissions / "blank" / assignment.id)
         buggy = assignment.samples.get("buggy")
         if buggy:
             buggy_dir = submissions / "buggy" / assignment.id
             shutil.copytree(reference_dir, buggy_dir)
             fill_release(release, assignment.source, buggy_dir / f"{assignment.id}.ipynb", patches=buggy["patches"])
+    return timings
 
 
 def expected_score(assignment: Assignment, student: str):

@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-torch = pytest.importorskip("torch")
+import torch
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "solutions" / "grpo_format" / "grpo_format.ipynb"

@@ -11,7 +11,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import nbformat
@@ -34,28 +33,14 @@ def test_releases_in_sync_with_solutions():
 @pytest.fixture(scope="session")
 def graded(tmp_path_factory, tiny_model_dir):
     """Execute the solutions, build samples, autograde them; return (results by key, timings)."""
-    from autograder.course import fill_release, new_course
-    from autograder.demo import execute_notebook
+    from autograder.course import new_course
+    from autograder.demo import build_samples
     from autograder.grading import autograde
 
     root = tmp_path_factory.mktemp("e2e")
     submissions = root / "submissions"
-    timings = {}
     course = new_course(ASSIGNMENTS, where=root)
-    for assignment in ASSIGNMENTS:
-        release_dir = course / "release" / assignment.id
-        reference = submissions / "reference" / assignment.id
-        shutil.copytree(release_dir, reference)
-        fill_release(release_dir / f"{assignment.id}.ipynb", assignment.source, reference / f"{assignment.id}.ipynb")
-        started = time.perf_counter()
-        execute_notebook(reference / f"{assignment.id}.ipynb", timeout=900, env=TINY_ENV)
-        timings[assignment.id] = time.perf_counter() - started
-        shutil.copytree(release_dir, submissions / "blank" / assignment.id)
-        buggy = assignment.samples.get("buggy")
-        if buggy:
-            shutil.copytree(reference, submissions / "buggy" / assignment.id)
-            fill_release(release_dir / f"{assignment.id}.ipynb", assignment.source,
-                         submissions / "buggy" / assignment.id / f"{assignment.id}.ipynb", patches=buggy["patches"])
+    timings = build_samples(ASSIGNMENTS, course, submissions, TINY_ENV, log=lambda line: None, execute_all=True)
     out = root / "out"
     results = autograde(submissions, out, ASSIGNMENTS, workers=2, profile="tiny")
     print("\nsolution run seconds:", {k: round(v) for k, v in timings.items()})

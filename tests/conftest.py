@@ -1,4 +1,4 @@
-"""Shared fixtures: offline flags, the tiny model, and the session's one run of every solution.
+"""Shared fixtures: offline flags, the shipped tiny model, and the session's one run of every solution.
 
 ``executed_references`` runs each solution notebook top to bottom once per test session (as a
 student would before submitting, so artifacts such as adapters exist) and builds the demo's
@@ -23,16 +23,15 @@ import pytest  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 TINY_ENV = {"COURSE_PROFILE": "tiny", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "MPLBACKEND": "Agg"}
-WITHOUT_MODEL = {"maxent_irl"}
-"""Assignments whose notebooks never load the tiny model."""
 _REPORT: list[tuple[str, str]] = []
 
 
 @pytest.fixture(scope="session")
 def tiny_model_dir() -> Path:
+    """The shipped tiny model's folder (verified against its manifest; nothing is built)."""
     from helpers import lm
 
-    return lm.build_tiny_model(progress=False)
+    return Path(lm.resolve_model("tiny", "unused/full-model-id"))
 
 
 @pytest.fixture(scope="session")
@@ -99,7 +98,7 @@ class References:
 
 
 @pytest.fixture(scope="session")
-def executed_references(request, tmp_path_factory) -> References:
+def executed_references(request, tmp_path_factory, tiny_model_dir) -> References:
     """Run each needed solution notebook top to bottom (once per session) and build the samples."""
     from autograder.course import new_course
     from autograder.demo import build_samples
@@ -107,8 +106,6 @@ def executed_references(request, tmp_path_factory) -> References:
     # item.fixturenames is the closure, so tests that use `graded` (or any fixture built on this
     # one) count too
     needed = assignments_needed(request.session, "executed_references")
-    if any(a.id not in WITHOUT_MODEL for a in needed):
-        request.getfixturevalue("tiny_model_dir")  # the GRPO notebooks load the tiny model
     root = tmp_path_factory.mktemp("e2e")
     submissions = root / "submissions"
     course = new_course(needed, where=root)

@@ -310,3 +310,19 @@ def test_sft_text_depends_only_on_the_rng_seed():
     record = load_math("train", "tiny", limit=1)[0]
     texts = [r1_zero_sft_text(record, random.Random(3)) for _ in range(2)]
     assert texts[0] == texts[1]
+
+
+def test_missing_math_verify_is_an_error_with_the_install_line(monkeypatch):
+    import sys
+
+    from helpers.math import MissingDependencyError, r1_zero_reward_fn
+
+    monkeypatch.setitem(sys.modules, "math_verify", None)  # what an environment without it looks like
+    with pytest.raises(MissingDependencyError) as error:
+        r1_zero_reward_fn(" 2 + 2 = 4 </think> <answer> 4 </answer>", "4")
+    message = str(error.value)
+    assert "\n" not in message and 'pip install "math-verify>=0.8"' in message
+    with pytest.raises(ImportError):  # also for an unformatted answer: no run goes on without it
+        r1_zero_reward_fn("no tags", "4")
+    monkeypatch.undo()
+    assert r1_zero_reward_fn(" 2 + 2 = 4 </think> <answer> 4 </answer>", "4")["reward"] == 1.0

@@ -12,7 +12,10 @@ export MPLBACKEND := Agg
 .PHONY: demo test test-fast install generate check clean
 
 $(STAMP): requirements.txt constraints.txt pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { \
+	  echo "error: $(PYTHON) is missing or older than Python 3.11 (transformers 5 needs 3.11+); run: make PYTHON=python3.11 ..."; exit 1; }
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); \
+	  echo "error: could not create $(VENV); on Debian/Ubuntu install the venv module: sudo apt install python3-venv"; exit 1; }
 	$(PY) -m pip install -q --upgrade pip
 	# torch first, by exact version: the CPU wheel here, the CUDA build on GPU machines
 	$(PY) -m pip install -q torch==2.13.0
@@ -24,7 +27,7 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml
 install: $(STAMP)
 
 demo: $(STAMP)
-	$(PY) -m autograder demo --out demo-output
+	$(PY) -m autograder demo --out demo-output --strict
 
 test: $(STAMP)
 	$(PY) -m pytest -q

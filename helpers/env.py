@@ -11,6 +11,7 @@ import sys
 
 PROFILE_VARIABLE = "COURSE_PROFILE"
 PROFILES = ("tiny", "full")
+SEED_VARIABLE = "COURSE_SEED"
 
 
 class ProfileError(ValueError):
@@ -63,6 +64,35 @@ def seed_everything(seed: int = 0, deterministic: bool = True) -> None:
     if deterministic:
         torch.backends.cudnn.deterministic = True
         torch.backends.cudnn.benchmark = False
+
+
+def seed(default: int = 0) -> int:
+    """The run's seed: ``COURSE_SEED`` when set (the robustness tests run every GRPO notebook
+    under several seeds this way), else ``default``."""
+    value = os.environ.get(SEED_VARIABLE, "").strip()
+    if not value:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"{SEED_VARIABLE}={value!r} is not an integer seed") from None
+
+
+def limit(n: int, kind: str = "steps") -> int:
+    """``n``, capped by ``COURSE_MAX_<KIND>`` when that is set (e.g. ``COURSE_MAX_STEPS=2``).
+
+    The GPU smoke test runs every notebook in the full profile with a handful of steps and
+    examples this way; a student never sets these.
+    """
+    variable = f"COURSE_MAX_{kind.upper()}"
+    value = os.environ.get(variable, "").strip()
+    if not value:
+        return n
+    try:
+        cap = int(value)
+    except ValueError:
+        raise ValueError(f"{variable}={value!r} is not an integer") from None
+    return max(1, min(n, cap))
 
 
 def in_colab() -> bool:

@@ -1,18 +1,53 @@
 """Sampling and scoring scaffolding shared by the three GRPO notebooks.
 
 Only the plumbing lives here: drawing G completions per prompt, building the completion mask,
-and reading per-token log-probabilities of the sampled tokens. Rewards, advantages and losses
-are the students' to write.
+reading per-token log-probabilities of the sampled tokens, cutting a step's rollout into
+micro-batches, and sampling fast on a GPU. Rewards, advantages and losses are the students'
+to write.
 
 Shapes: B prompts, G completions each, N = B*G rows, P the padded prompt width, T the number
 of generated positions (the longest completion in the batch).
+
+One rollout per optimizer step: sample every completion of the step in ONE ``generate`` call
+(decoding is launch-bound, so 64 rows cost about what 8 do), then score and back-propagate in
+micro-batches with :meth:`Rollout.select`.
 """
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+import contextvars
+import os
+import warnings
+import weakref
+from dataclasses import dataclass, replace
 
 import torch
+
+
+class NonFiniteError(FloatingPointError):
+    """The policy produced NaN or infinite numbers: training has diverged."""
+
+
+_step: contextvars.ContextVar = contextvars.ContextVar("course_kit_step", default=None)
+
+
+@contextlib.contextmanager
+def at_step(step: int):
+    """Label errors raised inside with the training step, e.g. ``with grpo.at_step(step): ...``."""
+    token = _step.set(step)
+    try:
+        yield
+    finally:
+        _step.reset(token)
+
+
+def _diverged(what: str) -> NonFiniteError:
+    step = _step.get()
+    where = f" at training step {step}" if step is not None else ""
+    return NonFiniteError(
+        f"the policy's {what} became NaN or infinite{where}: an update blew up the weights. Lower the "
+        "learning rate, check that your loss is finite before backward() (print it), and keep gradient "
+        "clipping on; then restart from a fresh model (re-run the model cell).")
 
 
 @dataclass
@@ -37,6 +72,43 @@ class Rollout:
     def completion_lengths(self) -> torch.Tensor:
         return self.completion_mask.sum(dim=1)  # [N]
 
+    @property
+    def num_rows(self) -> int:
+        return self.sequences.shape[0]
+
+    def select(self, rows: slice | list[int] | torch.Tensor) -> "Rollout":
+        """The rows ``rows`` as a smaller rollout (a micro-batch), with the completion columns
+        past its longest completion dropped, so scoring it costs only what it holds.
+
+        ``group_size`` is kept: compute advantages on the whole rollout first, then slice them
+        with the same ``rows``.
+        """
+        if isinstance(rows, slice):
+            index = torch.arange(self.num_rows)[rows]
+        else:
+            index = torch.as_tensor(rows, dtype=torch.long)
+        device = self.sequences.device
+        completion_mask = self.completion_mask[index.to(device)]  # [n, T]
+        width = int(completion_mask.sum(dim=1).max().item()) if len(index) else 0
+        keep = self.prompt_width + width
+        return replace(
+            self,
+            sequences=self.sequences[index.to(device), :keep],  # [n, P+t]
+            attention_mask=self.attention_mask[index.to(device), :keep],  # [n, P+t]
+            completion_ids=self.completion_ids[index.to(device), :width],  # [n, t]
+            completion_mask=completion_mask[:, :width],  # [n, t]
+            completions=[self.completions[i] for i in index.tolist()],
+            truncated=self.truncated[index.to(self.truncated.device)],
+        )
+
+    def micro_batches(self, size: int):
+        """Consecutive row slices of at most ``size`` rows: ``(rows, rollout)`` pairs."""
+        if size < 1:
+            raise ValueError(f"micro-batch size must be >= 1, got {size}")
+        for start in range(0, self.num_rows, size):
+            rows = slice(start, min(start + size, self.num_rows))
+            yield rows, self.select(rows)
+
 
 def eos_token_ids(model, tokenizer) -> list[int]:
     """Every id that ends a completion: the generation config's list and the tokenizer's EOS."""
@@ -60,40 +132,39 @@ def completion_mask_from_eos(completion_ids: torch.Tensor, eos_ids: list[int]) -
     return (positions <= first_eos.unsqueeze(1)).long()  # [N, T]
 
 
-@torch.no_grad()
-def sample_completions(
-    model,
-    tokenizer,
-    prompts: list[str],
-    num_generations: int,
-    max_new_tokens: int,
-    temperature: float = 1.0,
-    do_sample: bool = True,
-    top_p: float = 1.0,
-) -> Rollout:
-    """Draw ``num_generations`` completions for each prompt in one ``generate`` call."""
-    if num_generations < 1:
-        raise ValueError(f"num_generations must be >= 1, got {num_generations}")
+def _generate_rollout(model, tokenizer, prompts, num_generations, max_new_tokens, temperature, do_sample, top_p,
+                      eos_ids, pad_to_multiple_of=None, extra=None) -> Rollout:
     device = next(model.parameters()).device
-    encoded = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
     if tokenizer.padding_side != "left":
         raise ValueError("the tokenizer must pad on the left for generation (padding_side='left')")
+    repeats = 1
+    if not do_sample and num_generations > 1:  # greedy decoding refuses num_return_sequences > 1
+        prompts = [prompt for prompt in prompts for _ in range(num_generations)]
+        num_generations, repeats = 1, num_generations
+    encoded = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False,
+                        pad_to_multiple_of=pad_to_multiple_of).to(device)
     prompt_width = encoded["input_ids"].shape[1]
-    eos_ids = eos_token_ids(model, tokenizer)
     generate_kwargs = dict(
         max_new_tokens=max_new_tokens,
         num_return_sequences=num_generations,
         pad_token_id=tokenizer.pad_token_id,
         eos_token_id=eos_ids,
         do_sample=do_sample,
+        **(extra or {}),
     )
     if do_sample:
         generate_kwargs.update(temperature=temperature, top_p=top_p, top_k=0)
     was_training = model.training
     model.eval()
-    sequences = model.generate(**encoded, **generate_kwargs)  # [N, P+T]
-    if was_training:
-        model.train()
+    try:
+        sequences = model.generate(**encoded, **generate_kwargs)  # [N, P+T]
+    except RuntimeError as error:  # torch's multinomial names the symptom, not the cause
+        if "probability tensor contains" in str(error):
+            raise _diverged("next-token probabilities (while sampling)") from None
+        raise
+    finally:
+        if was_training:
+            model.train()
     completion_ids = sequences[:, prompt_width:]  # [N, T]
     completion_mask = completion_mask_from_eos(completion_ids, eos_ids)  # [N, T]
     prompt_attention = encoded["attention_mask"].repeat_interleave(num_generations, dim=0)  # [N, P]
@@ -112,8 +183,43 @@ def sample_completions(
         completion_mask=completion_mask,
         completions=completions,
         truncated=~ended,
-        group_size=num_generations,
+        group_size=num_generations * repeats,
     )
+
+
+def _check_trainable_finite(model) -> None:
+    """Greedy decoding of NaN logits raises nothing; catch diverged weights before sampling."""
+    params = [p.detach() for p in model.parameters() if p.requires_grad]
+    if params and not bool(torch.stack([p.abs().amax().float() for p in params]).isfinite().all()):
+        raise _diverged("trainable weights (found before sampling)")
+
+
+@torch.no_grad()
+def sample_completions(
+    model,
+    tokenizer,
+    prompts: list[str],
+    num_generations: int,
+    max_new_tokens: int,
+    temperature: float = 1.0,
+    do_sample: bool = True,
+    top_p: float = 1.0,
+) -> Rollout:
+    """Draw ``num_generations`` completions for each prompt in one ``generate`` call.
+
+    Rows come grouped by prompt: rows ``i*G .. i*G+G-1`` belong to ``prompts[i]``. When
+    :func:`enable_fast_sampling` was called on ``model``, the draw runs on its fast sampler.
+    """
+    if num_generations < 1:
+        raise ValueError(f"num_generations must be >= 1, got {num_generations}")
+    if not prompts:
+        raise ValueError("no prompts to sample from")
+    _check_trainable_finite(model)
+    sampler = _SAMPLERS.get(model)
+    if sampler is not None:
+        return sampler.sample(prompts, num_generations, max_new_tokens, temperature, do_sample, top_p)
+    return _generate_rollout(model, tokenizer, prompts, num_generations, max_new_tokens, temperature, do_sample,
+                             top_p, eos_token_ids(model, tokenizer))
 
 
 def position_ids_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
@@ -134,6 +240,7 @@ def token_logprobs(
     ``sequences[:, P:]`` are scored by the logits at columns ``P-1 .. L-2``. Logits are divided
     by the sampling temperature so the numbers describe the distribution the tokens came from.
     Positions past the completion mask hold meaningless values: mask them in the loss.
+    Raises :class:`NonFiniteError` when a scored position is NaN or infinite.
     """
     if temperature <= 0:
         raise ValueError("temperature must be > 0 (use 1.0 for greedy rollouts)")
@@ -147,7 +254,11 @@ def token_logprobs(
     logits = outputs.logits[:, :-1, :].float() / temperature  # [N, T, V]
     targets = sequences[:, prompt_width:]  # [N, T]
     log_probs = torch.log_softmax(logits, dim=-1)  # [N, T, V]
-    return log_probs.gather(dim=-1, index=targets.unsqueeze(-1)).squeeze(-1)  # [N, T]
+    scored = log_probs.gather(dim=-1, index=targets.unsqueeze(-1)).squeeze(-1)  # [N, T]
+    real = attention_mask[:, prompt_width:].bool()  # [N, T] completion tokens up to the first EOS
+    if not bool(torch.isfinite(scored.detach()[real]).all()):
+        raise _diverged("log-probabilities (while scoring completions)")
+    return scored
 
 
 @contextlib.contextmanager
@@ -177,3 +288,169 @@ def rollout_stats(rollout: Rollout, rewards: torch.Tensor) -> dict:
         "completion_length": rollout.completion_lengths.float().mean().item(),
         "truncated": rollout.truncated.float().mean().item(),
     }
+
+
+# --------------------------------------------------------------------------------------
+# Fast sampling on a GPU
+# --------------------------------------------------------------------------------------
+
+SAMPLER_VARIABLE = "COURSE_SAMPLER"
+SAMPLER_MODES = ("eager", "merged", "compiled")
+_SAMPLERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _lora_layers(policy) -> dict:
+    """name -> peft LoRA layer, for every LoRA-wrapped module of ``policy`` (names as in the base model)."""
+    from peft.tuners.lora import LoraLayer
+
+    base = policy.get_base_model()
+    return {name: module for name, module in base.named_modules() if isinstance(module, LoraLayer)}
+
+
+def _dequantized(weight, dtype):
+    if weight.__class__.__name__ == "Params4bit":  # bitsandbytes 4-bit: the compute-dtype weight bnb multiplies with
+        from peft.utils.integrations import dequantize_bnb_weight
+
+        return dequantize_bnb_weight(weight, state=weight.quant_state).to(dtype)
+    return weight.detach().to(dtype)
+
+
+class Sampler:
+    """Draws rollouts for a LoRA policy from an inference copy with the adapter merged in.
+
+    * ``eager``: ``generate`` on the policy itself (the only mode on a CPU, where it is as fast).
+    * ``merged``: a plain model in the compute dtype (float16 below compute capability 8.0,
+      bfloat16 above) whose LoRA-targeted weights are ``W0 + B A * scale``, re-merged from the
+      policy's current adapter whenever it changed. Other weights are shared with the policy
+      (dequantized once when the base is 4-bit). The policy's own weights are never touched, so
+      the loss and the frozen reference (adapter disabled) see exactly what they saw before.
+    * ``compiled``: ``merged`` with a static KV cache, which ``transformers`` compiles on CUDA;
+      prompts are padded to a multiple of 64 so the graph is reused across steps. On any error it
+      falls back to ``merged`` for the rest of the run, with one warning.
+
+    The log-probabilities of the loss always come from the policy (``token_logprobs``); the
+    sampler only chooses tokens.
+    """
+
+    def __init__(self, policy, tokenizer, mode: str = "merged"):
+        if mode not in SAMPLER_MODES:
+            raise ValueError(f"unknown sampler mode {mode!r}; use one of {', '.join(SAMPLER_MODES)}")
+        self.policy, self.tokenizer, self.mode = policy, tokenizer, mode
+        self.eos_ids = eos_token_ids(policy, tokenizer)
+        self.engine = None if mode == "eager" else self._build_engine()
+        self._synced_version = None
+        self.syncs = 0
+
+    @torch.no_grad()
+    def _build_engine(self):
+        from transformers import AutoModelForCausalLM
+
+        from . import lm
+
+        base = self.policy.get_base_model()
+        device = next(base.parameters()).device
+        dtype = lm.compute_dtype(device)
+        with torch.device(device):
+            engine = AutoModelForCausalLM.from_config(base.config, dtype=dtype)
+        engine.generation_config = base.generation_config
+        self._lora = {}
+        state = {}
+        lora = _lora_layers(self.policy)
+        for name, module in engine.named_modules():
+            if not list(module.parameters(recurse=False)):
+                continue
+            source = base.get_submodule(name)
+            if name in lora:
+                source = source.get_base_layer()
+            for param_name, _ in module.named_parameters(recurse=False):
+                value = getattr(source, param_name)
+                key = f"{name}.{param_name}" if name else param_name
+                if name in lora and param_name == "weight":
+                    merged_base = _dequantized(value, dtype)  # owned: W0 in the compute dtype
+                    self._lora[name] = (lora[name], merged_base)
+                    state[key] = merged_base.clone()
+                elif value.dtype == dtype and value.device == device and value.__class__ is torch.nn.Parameter:
+                    state[key] = value.detach()  # shared with the policy: no copy
+                else:
+                    state[key] = _dequantized(value, dtype)
+        engine.load_state_dict(state, assign=True, strict=True)
+        engine.tie_weights()
+        engine.eval().requires_grad_(False)
+        return engine
+
+    def _lora_version(self) -> int:
+        return sum(p._version for layer, _ in self._lora.values() for p in layer.parameters() if p.requires_grad)
+
+    @torch.no_grad()
+    def sync(self, force: bool = False) -> None:
+        """Merge the policy's current adapter into the engine (skipped when nothing changed)."""
+        if self.engine is None:
+            return
+        version = self._lora_version()
+        if version == self._synced_version and not force:
+            return
+        adapter = self.policy.active_adapter
+        adapter = adapter[0] if isinstance(adapter, (list, tuple)) else adapter
+        for name, (layer, base_weight) in self._lora.items():
+            target = self.engine.get_submodule(name).weight
+            if adapter in layer.lora_A and not getattr(layer, "disable_adapters", False):
+                delta = layer.get_delta_weight(adapter).to(target.dtype)  # [out, in] = scale * B @ A
+                target.copy_(base_weight + delta)
+            else:
+                target.copy_(base_weight)
+        self._synced_version = version
+        self.syncs += 1
+
+    def sample(self, prompts, num_generations, max_new_tokens, temperature=1.0, do_sample=True, top_p=1.0) -> Rollout:
+        if self.engine is None:
+            return _generate_rollout(self.policy, self.tokenizer, prompts, num_generations, max_new_tokens,
+                                     temperature, do_sample, top_p, self.eos_ids)
+        self.sync()
+        if self.mode == "compiled":
+            try:
+                return _generate_rollout(self.engine, self.tokenizer, prompts, num_generations, max_new_tokens,
+                                         temperature, do_sample, top_p, self.eos_ids, pad_to_multiple_of=64,
+                                         extra={"cache_implementation": "static"})
+            except NonFiniteError:
+                raise
+            except Exception as error:  # noqa: BLE001 - a compile failure must not end a student's run
+                warnings.warn(f"compiled sampling failed ({type(error).__name__}: {str(error)[:200]}); "
+                              f"sampling without a static cache from now on", stacklevel=2)
+                self.mode = "merged"
+        return _generate_rollout(self.engine, self.tokenizer, prompts, num_generations, max_new_tokens, temperature,
+                                 do_sample, top_p, self.eos_ids)
+
+    def describe(self) -> str:
+        if self.engine is None:
+            return "sampling: eager generate on the policy"
+        dtype = next(self.engine.parameters()).dtype
+        return f"sampling: {self.mode} inference copy ({str(dtype).replace('torch.', '')}, {len(self._lora)} LoRA layers merged)"
+
+
+def default_sampler_mode(device) -> str:
+    """``COURSE_SAMPLER`` when set, else ``compiled`` on CUDA and ``eager`` on a CPU."""
+    requested = os.environ.get(SAMPLER_VARIABLE, "").strip().lower()
+    if requested:
+        if requested not in SAMPLER_MODES:
+            raise ValueError(f"{SAMPLER_VARIABLE}={requested!r} is not a sampler mode; use one of "
+                             f"{', '.join(SAMPLER_MODES)}")
+        return requested
+    return "compiled" if torch.device(device).type == "cuda" else "eager"
+
+
+def enable_fast_sampling(policy, tokenizer, mode: str | None = None) -> Sampler:
+    """Route :func:`sample_completions` on ``policy`` through a :class:`Sampler`.
+
+    ``mode`` defaults to :func:`default_sampler_mode` (set ``COURSE_SAMPLER=eager`` to switch it
+    off). Returns the sampler; ``disable_fast_sampling(policy)`` undoes it.
+    """
+    if not hasattr(policy, "get_base_model"):
+        raise TypeError("fast sampling needs a peft (LoRA) policy; plain models sample with generate directly")
+    mode = mode or default_sampler_mode(next(policy.parameters()).device)
+    sampler = Sampler(policy, tokenizer, mode)
+    _SAMPLERS[policy] = sampler
+    return sampler
+
+
+def disable_fast_sampling(policy) -> None:
+    _SAMPLERS.pop(policy, None)

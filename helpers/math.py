@@ -596,6 +596,21 @@ def _load_math_tiny(split: str) -> list[dict]:
         return [_record(json.loads(line)) for line in handle if line.strip()]
 
 
+MATH_SOURCE_VARIABLE = "COURSE_MATH_SOURCE"
+
+
+def _load_math_local(folder: str, split: str) -> list[dict]:
+    """``train.jsonl`` or ``test.jsonl`` from a local folder (a course mirror of MATH, or an
+    offline GPU machine): one JSON object per line with ``problem`` and ``solution``."""
+    name = "train" if _SPLIT_ALIASES[split] == "train" else "test"
+    path = Path(folder) / f"{name}.jsonl"
+    if not path.is_file():
+        raise FileNotFoundError(f"{MATH_SOURCE_VARIABLE}={folder} has no {name}.jsonl: put MATH's {name} split there "
+                                "as JSON lines with 'problem' and 'solution', or unset the variable")
+    with path.open(encoding="utf-8") as handle:
+        return [_record(json.loads(line)) for line in handle if line.strip()]
+
+
 def load_math(split: str, profile: str, limit: int | None = None) -> list[dict]:
     """MATH examples as dicts with ``problem``, ``solution``, ``answer`` (plus ``level``,
     ``type``).
@@ -604,14 +619,18 @@ def load_math(split: str, profile: str, limit: int | None = None) -> list[dict]:
         split: ``"train"``, or ``"validation"`` / ``"test"`` (both are MATH's 5 000-problem
             test set; the tiny profile has one held-out file for them).
         profile: ``"full"`` downloads MATH with ``datasets`` (mirrors in
-            ``MATH_HUB_SOURCES``); ``"tiny"`` reads ``helpers/data/math_tiny_{train,val}.jsonl``,
-            short synthetic arithmetic a ~1M-parameter model can learn.
+            ``MATH_HUB_SOURCES``), or reads ``$COURSE_MATH_SOURCE/{train,test}.jsonl`` when that
+            variable names a local folder; ``"tiny"`` reads
+            ``helpers/data/math_tiny_{train,val}.jsonl``, short synthetic arithmetic a
+            ~1M-parameter model can learn.
         limit: keep only the first ``limit`` examples.
     """
     if split not in _SPLIT_ALIASES:
         raise ValueError(f"unknown split {split!r}; use one of {sorted(_SPLIT_ALIASES)}")
     if profile == "tiny":
         records = _load_math_tiny(split)
+    elif profile == "full" and os.environ.get(MATH_SOURCE_VARIABLE):
+        records = _load_math_local(os.environ[MATH_SOURCE_VARIABLE], split)
     elif profile == "full":
         records = _load_math_from_hub(split)
     else:

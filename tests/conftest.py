@@ -1,4 +1,4 @@
-"""Shared fixtures: offline flags, the tiny model (built once per session), a scratch cache."""
+"""Shared fixtures: offline flags and the shipped tiny model."""
 from __future__ import annotations
 
 import os
@@ -18,9 +18,10 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="session")
 def tiny_model_dir() -> Path:
+    """The shipped tiny model's folder (verified against its manifest; nothing is built)."""
     from helpers import lm
 
-    return lm.build_tiny_model(progress=False)
+    return Path(lm.resolve_model("tiny", "unused/full-model-id"))
 
 
 @pytest.fixture(scope="session")

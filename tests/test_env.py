@@ -43,3 +43,18 @@ def test_grading_and_offline_flags(monkeypatch):
 
     assert os.environ["HF_HUB_OFFLINE"] == "1" and os.environ["HF_DATASETS_OFFLINE"] == "1"
     assert not env.in_colab()
+
+
+def test_seed_and_step_limits_come_from_the_environment(monkeypatch):
+    monkeypatch.delenv(env.SEED_VARIABLE, raising=False)
+    monkeypatch.delenv("COURSE_MAX_STEPS", raising=False)
+    assert env.seed(42) == 42 and env.limit(25) == 25
+    monkeypatch.setenv(env.SEED_VARIABLE, "7")
+    monkeypatch.setenv("COURSE_MAX_STEPS", "2")
+    monkeypatch.setenv("COURSE_MAX_EVAL", "500")
+    assert env.seed(42) == 7
+    assert env.limit(25) == 2 and env.limit(1) == 1
+    assert env.limit(64, "eval") == 64  # a cap above n changes nothing
+    monkeypatch.setenv(env.SEED_VARIABLE, "seven")
+    with pytest.raises(ValueError, match="COURSE_SEED='seven'"):
+        env.seed()

@@ -25,8 +25,9 @@ def chat_prompts(tokenizer, n, seed=0):
 
 
 def test_tiny_model_shape_and_tokenizer_round_trip(tiny_model_dir, tiny_tokenizer):
-    info = lm.tiny_model_info(tiny_model_dir)
-    assert 500_000 <= info["parameters"] <= 3_000_000
+    from helpers import tiny_model
+
+    assert 500_000 <= tiny_model.read_manifest(tiny_model_dir)["parameters"] <= 3_000_000
     tok = tiny_tokenizer
     assert type(tok).__name__ == "Qwen2Tokenizer"  # AutoTokenizer re-applies Qwen2's rules
     assert tok.padding_side == "left"
@@ -43,11 +44,6 @@ def test_tiny_model_shape_and_tokenizer_round_trip(tiny_model_dir, tiny_tokenize
     assert Tokenizer.from_str(json.dumps(raw)).encode(text).ids == ids
 
 
-def test_tiny_model_is_cached_by_config(tiny_model_dir):
-    assert lm.build_tiny_model(progress=False) == tiny_model_dir
-    assert lm.TinyModelConfig(seed=1).key() != lm.TinyModelConfig().key()
-
-
 def test_save_load_round_trip_identical_outputs(tiny_model, tiny_tokenizer, tmp_path):
     tiny_model.save_pretrained(tmp_path / "copy")
     tiny_tokenizer.save_pretrained(tmp_path / "copy")
@@ -58,9 +54,11 @@ def test_save_load_round_trip_identical_outputs(tiny_model, tiny_tokenizer, tmp_
 
 
 def test_warm_up_gives_some_format_not_all(tiny_model, tiny_tokenizer):
+    """GRPO needs something to fix and something to build on: the shipped weights keep the
+    template on some unseen-phrasing prompts under greedy decoding, not on all."""
     rollout = grpo.sample_completions(tiny_model, tiny_tokenizer, chat_prompts(tiny_tokenizer, 60), 1, 48, do_sample=False)
     rate = sum(bool(FORMAT.match(text.strip())) for text in rollout.completions) / 60
-    assert 0.05 <= rate <= 0.5, f"greedy format rate {rate:.2f} outside the warm-up target"
+    assert 0.1 <= rate <= 0.6, f"greedy format rate {rate:.2f} outside the warm-up target"
 
 
 def test_completion_mask_keeps_first_eos_and_nothing_after():
@@ -135,8 +133,15 @@ def test_adapter_artifact_round_trip_and_errors(tiny_model_dir, tiny_tokenizer, 
     with pytest.raises(lm.AdapterError, match="not found"):
         lm.load_adapter(lm.load_model(str(tiny_model_dir)), tmp_path / "nothing-here")
     manifest = saved / lm.ADAPTER_MANIFEST
-    manifest.write_text(json.dumps({"base_model": "Qwen/Qwen2.5-0.5B-Instruct"}))
-    with pytest.raises(lm.AdapterError, match="trained on 'Qwen/Qwen2.5-0.5B-Instruct'"):
+    recorded = json.loads(manifest.read_text())
+    assert recorded["base_model"].startswith("course-kit/tiny-qwen2@sha256:") and recorded["profile"] == "tiny"
+    manifest.write_text(json.dumps({"base_model": "Qwen/Qwen2.5-0.5B-Instruct", "profile": "full"}))
+    with pytest.raises(lm.AdapterError, match="trained on 'Qwen/Qwen2.5-0.5B-Instruct'") as info:
+        lm.load_adapter(lm.load_model(str(tiny_model_dir)), saved)
+    assert "COURSE_PROFILE=full" in str(info.value) and "\n" not in str(info.value)
+    # an adapter trained on other tiny weights (a local rebuild) is refused by the weights' hash
+    manifest.write_text(json.dumps({"base_model": "course-kit/tiny-qwen2@sha256:0123456789abcdef", "profile": "tiny"}))
+    with pytest.raises(lm.AdapterError, match="0123456789abcdef"):
         lm.load_adapter(lm.load_model(str(tiny_model_dir)), saved)
     manifest.write_text("{not json")
     with pytest.raises(lm.AdapterError, match="corrupt"):

@@ -312,6 +312,20 @@ def test_sft_text_depends_only_on_the_rng_seed():
     assert texts[0] == texts[1]
 
 
+def test_full_profile_reads_a_local_math_folder(tmp_path, monkeypatch):
+    """An offline GPU machine (or a course mirror of MATH) points COURSE_MATH_SOURCE at JSONL files."""
+    from helpers import math as course_math
+
+    rows = [{"problem": "What is $1+1$?", "solution": "It is $\\boxed{2}$."}]
+    (tmp_path / "train.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    monkeypatch.setenv(course_math.MATH_SOURCE_VARIABLE, str(tmp_path))
+    records = course_math.load_math("train", "full")
+    assert records == [{"problem": "What is $1+1$?", "solution": "It is $\\boxed{2}$.", "answer": "2",
+                        "level": "", "type": ""}]
+    with pytest.raises(FileNotFoundError, match="test.jsonl"):
+        course_math.load_math("validation", "full")
+
+
 def test_missing_math_verify_is_an_error_with_the_install_line(monkeypatch):
     import sys
 

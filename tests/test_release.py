@@ -46,7 +46,8 @@ def test_committed_releases_carry_the_course_url_and_version():
         assert f'KIT_URL = "{url}"' in source and f'KIT_VERSION = "{version}"' in source
         assert "find_spec" not in source and "importlib.metadata" in source
     tracked = subprocess.run(["git", "ls-files"], cwd=REPO_ROOT, capture_output=True, text=True).stdout.split()
-    holders = [name for name in tracked if (REPO_ROOT / name).is_file() and name != "tests/test_release.py"
+    holders = [name for name in tracked if (REPO_ROOT / name).is_file()
+               and name not in ("tests/test_release.py", "autograder/release.py")  # they reject it
                and "REPLACE_ME" in (REPO_ROOT / name).read_text(errors="replace")]
     assert holders == []
 
@@ -243,7 +244,8 @@ model, tokenizer = lm.load_policy("tiny", "unused/full-id")
 ids = tokenizer(["Sort the digits: 3 1 2"], return_tensors="pt").input_ids
 out = model.generate(input_ids=ids, min_new_tokens=3, max_new_tokens=3, do_sample=False)
 print(json.dumps({{"file": helpers.__file__, "unmet": unmet, "reward": r1_zero_reward_fn({CORRECT!r}, "12")["reward"],
-                  "new_tokens": out.shape[1] - ids.shape[1], "artifacts": str(runtime.artifacts_dir("math_grpo"))}}))
+                  "new_tokens": out.shape[1] - ids.shape[1], "artifacts": str(runtime.artifacts_dir("math_grpo")),
+                  "model_dir": lm.resolve_model("tiny", "unused/full-id")}}))
 """
     works = subprocess.run([str(python), "-c", probe], cwd=tmp_path, capture_output=True, text=True,
                            env={**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
@@ -251,5 +253,6 @@ print(json.dumps({{"file": helpers.__file__, "unmet": unmet, "reward": r1_zero_r
     assert works.returncode == 0, works.stderr[-3000:]
     report = json.loads(works.stdout.strip().splitlines()[-1])
     assert report["file"].startswith(str(tmp_path / "venv" / "lib")), report["file"]  # the wheel, not the repo
+    assert report["model_dir"].startswith(str(tmp_path / "venv" / "lib")), report["model_dir"]  # package data
     assert report["unmet"] == [] and report["reward"] == 1.0 and report["new_tokens"] == 3
     assert report["artifacts"] == str(tmp_path / "artifacts")

@@ -88,13 +88,20 @@ def run_nbgrader(course: Path, args: list[str], env: dict | None = None, timeout
     )
 
 
-def new_course(assignments: list[Assignment], where: Path | None = None, timeout: int = 120) -> Path:
-    """A course directory with ``source/`` copied from the solutions and releases generated."""
+def new_course(assignments: list[Assignment], where: Path | None = None, timeout: int = 120,
+               install_url: str | None = None) -> Path:
+    """A course directory with ``source/`` copied from the solutions and releases generated.
+
+    Each notebook's install cell is stamped with the course's install URL (``course.toml``, or
+    ``install_url``) and the kit's version first, so releases and grading agree on it."""
+    from .release import stamp_course_sources
+
     course = Path(tempfile.mkdtemp(prefix="course-", dir=where))
     write_config(course, timeout)
     for assignment in assignments:
         shutil.copytree(assignment.source.parent, course / "source" / assignment.id,
                         ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "samples.json"))
+    stamp_course_sources(course, assignments, install_url)
     if not assignments:
         return course
     # one process for all assignments: importing nbgrader costs seconds

@@ -204,12 +204,10 @@ REVIEWED_COMMON_LINES = frozenset({
     "for record in records:",
     "optimizer.zero_grad(set_to_none=True)",
     "a, b = rng.randint(10, 99), rng.randint(1, 9)",
-    'prompt = lm.SORT_PROMPT_TEMPLATE.format(digits=" ".join(map(str, digits)))',
 })
 """Lines that occur inside a solution or hidden-test block *and* in ``helpers/`` for reasons of
 their own (seeding, a loop header, the addition task's number ranges that the tiny model's
-warm-up also uses, the sort prompt the warm-up formats exactly as tiny_grpo's TODO 1 docstring
-shows: ``lm.SORT_PROMPT_TEMPLATE.format(digits="3 0 2")``). Each was reviewed: none gives away
+warm-up also uses). Each was reviewed: none gives away
 more than the handout says (the held-out prompts' phrasings and seed, TODO 1's distinctness,
 ``exclude`` and seeding are not among them). Add to this list only after the same review."""
 

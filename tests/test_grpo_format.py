@@ -87,7 +87,7 @@ def test_source_has_no_outputs_and_release_has_no_answers():
             assert not cell.outputs and cell.execution_count is None
     release = RELEASE.read_text()
     for marker in ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "torch.clamp(ratio", "_heldout_adherence",
-                   "_hidden_update", "rollout.micro_batches(micro_rows)"):
+                   "_hidden_update", "(loss / cfg.grad_accum).backward()", "_tier_1"):
         assert marker not in release
 
 
@@ -177,11 +177,25 @@ def test_buggy_and_variant_patches_apply_once():
 
 # --- the executed reference (slow: one run of the solution per session) -------------------
 
+def test_tier_cells_and_the_grader_agree_on_the_tiers():
+    """Each tier cell's thresholds (both profiles) are the ones the grader's evaluator scores by."""
+    tiers = json.loads(SAMPLES.read_text())["evaluator"]["tiers"]
+    cells = _cells(SOURCE)
+    for profile in ("full", "tiny"):
+        for name, threshold in tiers[profile].items():
+            full, tiny = tiers["full"][name], tiers["tiny"][name]
+            assert "{'full': %r, 'tiny': %r}" % (full, tiny) in cells[name].source, name    # what it prints
+            assert '{"full": %r, "tiny": %r}' % (full, tiny) in cells[name].source, name    # what it checks
+    assert [tiers["full"][n] for n in sorted(tiers["full"])] == [0.5, 0.7, 0.9], "the handout's tiers"
+
+
+# --- the executed reference (slow: one run of the solution per session) -------------------
+
 @pytest.mark.slow
 @pytest.mark.parametrize("assignment", ["grpo_format"])
 def test_executed_reference_matches_its_prose(executed_references, assignment):
     """What the notebook's text says about the run holds in the run: finite, bounded losses, the
-    reward and the share of zero-std groups rise, held-out adherence reaches the 90 % tier."""
+    reward and the KL rise, adherence improves, and the graded tiers of the tiny profile are met."""
     folder = executed_references.reference_dir(assignment)
     metrics = json.loads((folder / "artifacts" / "grpo_format_metrics.json").read_text())
     history, final = metrics["history"], metrics["final"]
@@ -192,9 +206,11 @@ def test_executed_reference_matches_its_prose(executed_references, assignment):
     first, last = history[: len(history) // 4], history[-(len(history) // 4):]
     mean = lambda rows, key: sum(r[key] for r in rows) / len(rows)   # noqa: E731
     assert mean(last, "reward_mean") > mean(first, "reward_mean")
-    assert mean(last, "zero_std_groups") > mean(first, "zero_std_groups")
     assert mean(last, "kl") > mean(first, "kl")
-    assert final["heldout_format"] >= 0.9 > final["baseline_format"]
+    assert final["heldout_format"] > final["baseline_format"]
     executed = nbformat.read(folder / f"{assignment}.ipynb", as_version=4)
     printed = "".join(o.get("text", "") for c in executed.cells if c.cell_type == "code" for o in c.outputs)
     assert f"after GRPO {final['heldout_format']:.0%}" in printed
+    tiny_tiers = json.loads(SAMPLES.read_text())["evaluator"]["tiers"]["tiny"]
+    rates = [int(m) / 100 for m in re.findall(r"held-out format adherence: (\d+)%", printed)]
+    assert rates and min(rates) >= max(tiny_tiers.values()), (rates, tiny_tiers)

@@ -324,3 +324,19 @@ def test_full_profile_reads_a_local_math_folder(tmp_path, monkeypatch):
                         "level": "", "type": ""}]
     with pytest.raises(FileNotFoundError, match="test.jsonl"):
         course_math.load_math("validation", "full")
+
+
+def test_missing_math_verify_is_an_error_with_the_install_line(monkeypatch):
+    import sys
+
+    from helpers.math import MissingDependencyError, r1_zero_reward_fn
+
+    monkeypatch.setitem(sys.modules, "math_verify", None)  # what an environment without it looks like
+    with pytest.raises(MissingDependencyError) as error:
+        r1_zero_reward_fn(" 2 + 2 = 4 </think> <answer> 4 </answer>", "4")
+    message = str(error.value)
+    assert "\n" not in message and 'pip install "math-verify>=0.8"' in message
+    with pytest.raises(ImportError):  # also for an unformatted answer: no run goes on without it
+        r1_zero_reward_fn("no tags", "4")
+    monkeypatch.undo()
+    assert r1_zero_reward_fn(" 2 + 2 = 4 </think> <answer> 4 </answer>", "4")["reward"] == 1.0

@@ -39,11 +39,13 @@ def _strip(source: str) -> str:
     return "\n".join(line for line in source.splitlines() if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION"))
 
 
-def _reference(prompt_style: str = "raw") -> dict:
+def _reference(prompt_style: str = "raw", tokenizer=None) -> dict:
     """The reference answers of the task, reward, advantages and loss cells, run on their own."""
     cells = _by_id()
     namespace = {"torch": torch, "random": random, "re": re, "math": math, "lm": lm,
-                 "CFG": type("Cfg", (), {"prompt_style": prompt_style})(), "tokenizer": None}
+                 "CFG": type("Cfg", (), {"prompt_style": prompt_style})(), "tokenizer": tokenizer}
+    model_cell = cells["model"].source
+    exec(model_cell[model_cell.index("def as_model_prompt"):], namespace)  # noqa: S102 - the scaffold's prompt wrapper
     for gid in ("dataset", "reward", "advantages", "loss"):
         exec(_strip(cells[gid].source), namespace)  # noqa: S102 - our own solution cells
     return namespace
@@ -137,10 +139,9 @@ def test_chat_prompts_for_the_full_profile_round_trip():
         def apply_chat_template(self, messages, tokenize, add_generation_prompt):
             return f"<|im_start|>user\n{messages[0]['content']}<|im_end|>\n<|im_start|>assistant\n"
 
-    ns = _reference("chat")
-    ns["tokenizer"] = Template()
+    ns = _reference("chat", Template())
     prompt = ns["make_prompts"](1, seed=0)[0]
-    assert prompt.startswith("<|im_start|>user\nSort the digits:") and "Sorted:" not in prompt
+    assert prompt.startswith("<|im_start|>user\nSort the digits:") and prompt.endswith("assistant\n")
     digits = re.search(r"Sort the digits: ([\d ]+)", prompt).group(1).split()
     assert ns["expected_answer"](prompt) == " ".join(sorted(digits))
 

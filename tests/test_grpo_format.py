@@ -195,7 +195,7 @@ def test_tier_cells_and_the_grader_agree_on_the_tiers():
 @pytest.mark.parametrize("assignment", ["grpo_format"])
 def test_executed_reference_matches_its_prose(executed_references, assignment):
     """What the notebook's text says about the run holds in the run: finite, bounded losses, the
-    reward and the KL rise, adherence improves, and the graded tiers of the tiny profile are met."""
+    reward and the KL rise, and held-out adherence improves."""
     folder = executed_references.reference_dir(assignment)
     metrics = json.loads((folder / "artifacts" / "grpo_format_metrics.json").read_text())
     history, final = metrics["history"], metrics["final"]
@@ -211,6 +211,4 @@ def test_executed_reference_matches_its_prose(executed_references, assignment):
     executed = nbformat.read(folder / f"{assignment}.ipynb", as_version=4)
     printed = "".join(o.get("text", "") for c in executed.cells if c.cell_type == "code" for o in c.outputs)
     assert f"after GRPO {final['heldout_format']:.0%}" in printed
-    tiny_tiers = json.loads(SAMPLES.read_text())["evaluator"]["tiers"]["tiny"]
-    rates = [int(m) / 100 for m in re.findall(r"held-out format adherence: (\d+)%", printed)]
-    assert rates and min(rates) >= max(tiny_tiers.values()), (rates, tiny_tiers)
+    # The graded tiers themselves: test_notebooks.py grades this reference at full marks.

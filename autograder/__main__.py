@@ -1,4 +1,4 @@
-"""python -m autograder: generate releases, autograde submissions, run the demo."""
+"""python -m autograder: generate releases, build the student release, autograde submissions, run the demo."""
 from __future__ import annotations
 
 import argparse
@@ -24,7 +24,13 @@ def cmd_generate(args) -> int:
     if not assignments:
         print(f"error: no assignments under {root / 'solutions'}", file=sys.stderr)
         return 2
-    stale = generate(assignments, root / "notebooks", check=args.check)
+    from .release import ReleaseError
+
+    try:
+        stale = generate(assignments, root / "notebooks", check=args.check)
+    except ReleaseError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     if args.check:
         for line in stale:
             print(f"stale release: {line}", file=sys.stderr)
@@ -34,6 +40,24 @@ def cmd_generate(args) -> int:
         print(f"releases up to date: {', '.join(a.id for a in assignments)}")
     else:
         print(f"generated: {', '.join(str(root / 'notebooks' / a.id) for a in assignments)}")
+    return 0
+
+
+def cmd_release(args) -> int:
+    from .release import ReleaseError, release
+
+    root = Path(args.course_root)
+    try:
+        assignments = load_assignments(root, args.ids or None)
+        report = release(assignments, Path(args.out), root=root, url=args.install_url)
+    except ReleaseError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    for line in report.lines():
+        print(line)
+    if args.install_url is not None:
+        print("note: --install-url differs from course.toml only for this build; the grader rebuilds the install "
+              "cell from course.toml, so set it there too before grading", file=sys.stderr)
     return 0
 
 
@@ -92,6 +116,13 @@ def main(argv=None) -> int:
     p.add_argument("ids", nargs="*", help="assignment ids (default: all)")
     p.add_argument("--check", action="store_true", help="exit 1 naming each release that is out of date")
     p.set_defaults(func=cmd_generate)
+
+    p = sub.add_parser("release", help="what students get: release notebooks, a wheel of helpers, a README")
+    p.add_argument("ids", nargs="*", help="assignment ids (default: all)")
+    p.add_argument("--out", required=True, help="folder to write (replaced); publish it at the install URL")
+    p.add_argument("--install-url", help="URL the release is published at, for this build only "
+                   "(default: [release] install_url in course.toml)")
+    p.set_defaults(func=cmd_release)
 
     p = sub.add_parser("autograde", help="grade SUBMISSIONS/<student>/<assignment>/ into OUT")
     p.add_argument("submissions")

@@ -88,13 +88,20 @@ def run_nbgrader(course: Path, args: list[str], env: dict | None = None, timeout
     )
 
 
-def new_course(assignments: list[Assignment], where: Path | None = None, timeout: int = 120) -> Path:
-    """A course directory with ``source/`` copied from the solutions and releases generated."""
+def new_course(assignments: list[Assignment], where: Path | None = None, timeout: int = 120,
+               install_url: str | None = None) -> Path:
+    """A course directory with ``source/`` copied from the solutions and releases generated.
+
+    Each notebook's install cell is stamped with the course's install URL (``course.toml``, or
+    ``install_url``) and the kit's version first, so releases and grading agree on it."""
+    from .release import stamp_course_sources
+
     course = Path(tempfile.mkdtemp(prefix="course-", dir=where))
     write_config(course, timeout)
     for assignment in assignments:
         shutil.copytree(assignment.source.parent, course / "source" / assignment.id,
                         ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "samples.json"))
+    stamp_course_sources(course, assignments, install_url)
     if not assignments:
         return course
     # one process for all assignments: importing nbgrader costs seconds
@@ -158,14 +165,23 @@ def strip_solution_markers(source: str) -> str:
     return "\n".join(kept)
 
 
-def fill_release(release_path: Path, solution_path: Path, out_path: Path, patches: list[dict] | None = None) -> None:
+def fill_release(release_path: Path, solution_path: Path, out_path: Path, patches: list[dict] | None = None,
+                 replace: dict[str, str] | None = None) -> None:
     """Write the release with its answer cells filled from the solution, as a student would.
 
-    ``patches`` (grade_id, old, new) are applied to the solution source first: that is how the
-    demo builds a plausible wrong submission.
+    ``replace`` ({grade_id: source}) swaps whole answer cells for the given source, then
+    ``patches`` (grade_id, old, new) edit the (solution or replaced) source: that is how the
+    demo and the mutation tests build plausible wrong or alternative submissions.
     """
     release = nbformat.read(release_path, as_version=4)
     answers = solution_cells(nbformat.read(solution_path, as_version=4))
+    for grade_id, source in (replace or {}).items():
+        if grade_id not in answers:
+            raise ValueError(
+                f"replacement for cell {grade_id!r} of {solution_path.name}: no answer cell has that grade_id "
+                f"(answer cells: {', '.join(sorted(answers))})"
+            )
+        answers[grade_id] = source
     for patch in patches or []:
         source = answers.get(patch["grade_id"])
         if source is None or source.count(patch["old"]) != 1:

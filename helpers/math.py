@@ -181,6 +181,25 @@ REWARD_TIMEOUT_S = 3.0
 
 _ZERO = {"format_reward": 0.0, "answer_reward": 0.0, "reward": 0.0}
 
+MATH_VERIFY_INSTALL = 'pip install "math-verify>=0.8"'
+
+
+class MissingDependencyError(ImportError):
+    """A package the reward needs is not installed; the message says how to install it."""
+
+
+def require_math_verify() -> None:
+    """Raise :class:`MissingDependencyError` (one line, with the install command) when
+    ``math_verify`` cannot be imported. Without it no answer could ever be judged correct, so
+    a missing install must stop the run rather than turn every reward into 0."""
+    try:
+        import math_verify  # noqa: F401
+    except ImportError as error:
+        raise MissingDependencyError(
+            f"math-verify is not installed ({error}), so answers cannot be checked: run  {MATH_VERIFY_INSTALL}  "
+            "(on Colab: run the notebook's first cell), then restart the kernel"
+        ) from None
+
 
 class _RewardTimeout(BaseException):
     """Raised by our own timer; a BaseException so math_verify's handlers let it through."""
@@ -437,13 +456,16 @@ def r1_zero_reward_fn(response: str, ground_truth, fast: bool = True) -> dict[st
           or equivalent for math_verify (``0.5`` = ``\\frac{1}{2}`` = ``1/2``);
         * reward: the answer reward when the format holds, else 0.
 
-    Never raises for bad input; answers longer than ``MAX_ANSWER_CHARS``, nested deeper than
+    Raises :class:`MissingDependencyError` when math-verify is not installed (a reward of 0
+    for every answer would silently train on nothing). Otherwise never raises for bad input;
+    answers longer than ``MAX_ANSWER_CHARS``, nested deeper than
     ``MAX_NESTING`` or asking for astronomically large numbers score 0 without being parsed.
     The comparison is also cut off after ``REWARD_TIMEOUT_S`` seconds (answer reward 0): by a
     SIGALRM timer from the main thread (a notebook cell), by abandoning a helper thread from
     any other thread. math_verify's own timeouts are always passed as ``None``: they rely on
     ``signal.alarm``, which raises outside the main thread.
     """
+    require_math_verify()
     try:
         if not isinstance(response, str):
             return dict(_ZERO)
@@ -698,11 +720,13 @@ def question_only_reward_fn(response: str, ground_truth, fast: bool = True) -> d
 
     Returns ``{"format_reward", "answer_reward", "reward"}``: format 1 when an answer could be
     extracted at all, answer 1 when it matches ``ground_truth``, reward = answer. Lenient on
-    purpose: a response that merely ends with the right number earns 1.
+    purpose: a response that merely ends with the right number earns 1. Raises
+    :class:`MissingDependencyError` when math-verify is not installed.
     """
-    _warm_math_verify()  # a missing math-verify must raise here, not score every answer 0
+    require_math_verify()  # a missing math-verify must raise here, not score every answer 0
     try:
         answer = extract_untagged_answer(response)
+        _warm_math_verify()
         if answer is None:
             return dict(_ZERO)
         correct = _timed_answers_match(_candidate(answer), _gold_candidates(ground_truth), fast)

@@ -19,13 +19,30 @@ From a shell::
     python -m helpers.submission tiny_grpo.ipynb [--limit 40000] [--write export.md]
 
 The command exits 1 when the export is over the limit or the header is missing, 0 otherwise
-(render warnings are printed but do not fail it).
+(render warnings are printed but do not fail it). On Colab, where the notebook is not a file
+on disk, ``check()`` reads it through Colab's notebook API instead.
+
+Packing a submission (every assignment)::
+
+    submission.pack("grpo_format")
+
+writes ONE zip, ``<id>_submission.zip``, holding ``<id>.ipynb`` (on Colab fetched through
+Colab's notebook API, as the editor shows it now; elsewhere the saved file ``<id>.ipynb`` in
+the working folder) and the notebook's artifacts folder (:func:`helpers.runtime.artifacts_dir`,
+Google Drive on Colab) as ``artifacts/...``, both at the top level of the zip. Training
+checkpoints are left out. It checks that the adapters the assignment asks for are there and
+that the zip stays under ``MAX_SUBMISSION_MB``, offers the download on Colab, and prints one
+line. Anything wrong is a ``SubmissionError`` with one line saying what to do.
 """
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import re
 import sys
+import tempfile
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -103,11 +120,58 @@ class Report:
 # --------------------------------------------------------------------------------------
 
 
+class SubmissionError(RuntimeError):
+    """The submission cannot be checked or packed; the message says what to do."""
+
+
+def colab_notebook(timeout_sec: float = 30):
+    """The notebook open in this Colab tab, as the editor has it now (outputs included),
+    fetched through Colab's notebook API: on Colab the notebook is not a file on disk."""
+    import nbformat
+    from google.colab import _message
+
+    try:
+        reply = _message.blocking_request("get_ipynb", request="", timeout_sec=timeout_sec)
+    except Exception as error:  # noqa: BLE001  (Colab raises its own types)
+        raise SubmissionError(f"Colab did not hand over the notebook ({type(error).__name__}: {error}); "
+                              "run the cell again, or File → Download .ipynb and pass its path") from None
+    if not isinstance(reply, dict) or not isinstance(reply.get("ipynb"), dict):
+        raise SubmissionError("Colab did not hand over the notebook (empty reply); run the cell again, or "
+                              "File → Download .ipynb and pass its path")
+    try:  # through JSON like a file: joins line lists, upgrades old nbformat versions
+        return nbformat.reads(json.dumps(reply["ipynb"]), as_version=4)
+    except Exception as error:  # noqa: BLE001
+        raise SubmissionError(f"Colab's copy of the notebook is not readable ({type(error).__name__}); "
+                              "File → Download .ipynb and pass its path") from None
+
+
+def _in_colab() -> bool:
+    from . import runtime
+
+    return runtime.is_colab()
+
+
 def _read(notebook):
+    """An nbformat node from a path or a node; on Colab a path that is not on disk means the
+    open notebook, fetched through Colab's API."""
     import nbformat
 
+    if notebook is None:
+        if _in_colab():
+            return colab_notebook()
+        raise SubmissionError("no notebook given: pass the saved notebook's path, e.g. check('tiny_grpo.ipynb')")
     if isinstance(notebook, (str, Path)):
-        return nbformat.read(str(notebook), as_version=4)
+        path = Path(notebook)
+        if not path.is_file():
+            if _in_colab():
+                return colab_notebook()
+            raise SubmissionError(f"notebook not found: {path.resolve()} does not exist; save the notebook and "
+                                  "pass the path of its .ipynb file")
+        try:
+            return nbformat.read(str(path), as_version=4)
+        except Exception as error:  # noqa: BLE001  (not JSON, not a notebook)
+            raise SubmissionError(f"{path} could not be read as a notebook ({type(error).__name__}); pass the "
+                                  ".ipynb file itself") from None
     return notebook
 
 
@@ -223,13 +287,14 @@ def render_problems(notebook) -> list[Problem]:
     return problems
 
 
-def check_notebook(path, limit: int = CHARACTER_LIMIT) -> Report:
-    """Export ``path`` to Markdown and check it; nothing is printed."""
+def check_notebook(path=None, limit: int = CHARACTER_LIMIT) -> Report:
+    """Export ``path`` to Markdown and check it; nothing is printed. On Colab, ``None`` (or a
+    path that is not on disk) checks the open notebook, fetched through Colab's API."""
     nb = _read(path)
     markdown, _ = export_markdown(nb)
     header_ok, header_message = check_header(nb)
     return Report(
-        path=str(path) if isinstance(path, (str, Path)) else "<notebook>",
+        path=str(path) if isinstance(path, (str, Path)) and Path(path).is_file() else "<open notebook>",
         characters=len(markdown),
         limit=limit,
         header_ok=header_ok,
@@ -239,17 +304,186 @@ def check_notebook(path, limit: int = CHARACTER_LIMIT) -> Report:
     )
 
 
-def check(path, limit: int = CHARACTER_LIMIT, write: str | Path | None = None) -> Report:
+def check(path=None, limit: int = CHARACTER_LIMIT, write: str | Path | None = None) -> Report:
     """Check a notebook from a notebook cell: prints the report and returns it.
 
-    Save the notebook first: the file on disk is what gets checked. ``write`` also saves the
-    Markdown export there, so you can read exactly what will be graded.
+    Save the notebook first: the file on disk is what gets checked. On Colab the open notebook
+    is checked as the editor has it (through Colab's API) when ``path`` is None or not on disk.
+    ``write`` also saves the Markdown export there, so you can read exactly what will be graded.
     """
     report = check_notebook(path, limit)
     if write is not None:
         Path(write).write_text(report.markdown)
     print(report.format())
     return report
+
+
+# --------------------------------------------------------------------------------------
+# Packing: the notebook and its artifacts in one zip
+# --------------------------------------------------------------------------------------
+
+MAX_SUBMISSION_MB = 100.0
+"""Largest zip contents (uncompressed, notebook included) ``pack`` accepts, in MB: an LMS upload
+limit. The adapters the course asks for are a few MB (tiny) to ~70 MB (a rank-32 LoRA on 1.5B)."""
+
+REQUIRED_ARTIFACTS = {
+    "grpo_format": ("grpo_format_adapter",),
+    "tiny_grpo": ("tiny_grpo_adapter",),
+}
+"""Folders (relative to the artifacts folder) each assignment is graded on: LoRA adapters saved
+with ``helpers.lm.save_adapter``. Keep in step with ``artifacts`` in autograder/samples/<id>.json."""
+
+EXPORT_LIMITS = {"tiny_grpo": CHARACTER_LIMIT}
+"""Assignments graded on their Markdown export, with its character limit: ``pack`` checks it."""
+
+LEFT_OUT = ("checkpoints", "__pycache__", ".ipynb_checkpoints")
+"""Folders under the artifacts folder that are never packed (training checkpoints are big and
+are not graded); names starting with ``.`` are left out too."""
+
+ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
+
+
+def _default_notebook(assignment_id: str) -> Path | None:
+    candidates = [Path.cwd() / f"{assignment_id}.ipynb"]
+    session = os.environ.get("JPY_SESSION_NAME", "")  # Jupyter Server >= 2: the open notebook's path
+    if session.endswith(".ipynb"):
+        candidates.append(Path(session))
+    return next((c for c in candidates if c.is_file()), None)
+
+
+def _notebook_for(assignment_id: str, notebook):
+    if notebook is None and not _in_colab():
+        found = _default_notebook(assignment_id)
+        if found is None:
+            raise SubmissionError(f"notebook not found: no {assignment_id}.ipynb in {Path.cwd()}; save the notebook "
+                                  f"and pass its path, e.g. pack({assignment_id!r}, notebook='path/to/{assignment_id}.ipynb')")
+        notebook = found
+    nb = _read(notebook)
+    graded = [c for c in nb.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id")]
+    if not graded:
+        raise SubmissionError(f"the notebook has no graded cells, so it is not the {assignment_id} notebook handed out "
+                              f"(or a copy that lost its metadata): pack the released {assignment_id}.ipynb you worked in")
+    return nb
+
+
+def _artifact_files(folder: Path) -> list[Path]:
+    files = []
+    for path in sorted(folder.rglob("*")):
+        parts = path.relative_to(folder).parts
+        if any(part in LEFT_OUT or part.startswith(".") for part in parts):
+            continue
+        if path.is_file():
+            files.append(path)
+    return files
+
+
+def _check_required(assignment_id: str, folder: Path, required) -> None:
+    for name in required:
+        target = folder / name
+        if not target.exists():
+            raise SubmissionError(f"missing adapter: {target} does not exist; run the training cell of {assignment_id} "
+                                  "(it saves the adapter there) and pack again")
+        if name.endswith("adapter"):
+            absent = [f for f in ADAPTER_FILES if not (target / f).is_file()]
+            if absent:
+                raise SubmissionError(f"missing adapter: {target} has no {' or '.join(absent)}; run the training cell "
+                                      "again to the end (it saves the adapter with helpers.lm.save_adapter) and pack again")
+
+
+def zip_problems(path: str | Path, assignment_id: str) -> list[str]:
+    """What is wrong with a submission zip's shape (empty list: ``<id>.ipynb`` at the top level,
+    artifacts under ``artifacts/``, every required adapter present)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = [n for n in archive.namelist() if not n.endswith("/")]
+    except (OSError, zipfile.BadZipFile) as error:
+        return [f"{path} is not a readable zip ({error})"]
+    problems = []
+    if f"{assignment_id}.ipynb" not in names:
+        problems.append(f"no {assignment_id}.ipynb at the top level of the zip")
+    stray = [n for n in names if n != f"{assignment_id}.ipynb" and not n.startswith("artifacts/")]
+    if stray:
+        problems.append(f"files outside artifacts/: {', '.join(stray[:3])}")
+    for name in REQUIRED_ARTIFACTS.get(assignment_id, ()):
+        for required in ADAPTER_FILES:
+            if f"artifacts/{name}/{required}" not in names:
+                problems.append(f"no artifacts/{name}/{required}")
+    return problems
+
+
+def pack(assignment_id: str, notebook=None, artifacts: str | Path | None = None, out: str | Path | None = None,
+         required=None, max_mb: float = MAX_SUBMISSION_MB, download: bool | None = None) -> Path:
+    """Pack the notebook and its artifacts into ``<id>_submission.zip``; return the zip's path.
+
+    Args:
+        assignment_id: e.g. ``"grpo_format"``; the notebook is stored as ``<id>.ipynb``.
+        notebook: a path or an nbformat node. Default: on Colab the open notebook (Colab's API),
+            elsewhere ``<id>.ipynb`` in the working folder (save it first).
+        artifacts: the artifacts folder. Default :func:`helpers.runtime.artifacts_dir`.
+        out: where to write the zip. Default: beside the artifacts folder on Colab (on Drive),
+            else the working folder.
+        required: artifact folders that must be present. Default ``REQUIRED_ARTIFACTS[id]``.
+        max_mb: the size limit (uncompressed contents).
+        download: offer the zip as a browser download. Default: on Colab only.
+
+    Raises:
+        SubmissionError: notebook not found or not a course notebook, a required adapter
+            missing, or the contents over ``max_mb``; one line saying what to do.
+    """
+    from . import runtime
+
+    if not isinstance(assignment_id, str) or not re.fullmatch(r"[A-Za-z0-9_]+", assignment_id):
+        raise SubmissionError(f"assignment_id must be the notebook's id such as 'grpo_format', got {assignment_id!r}")
+    import nbformat
+
+    nb = _notebook_for(assignment_id, notebook)
+    folder = Path(artifacts) if artifacts is not None else runtime.artifacts_dir(assignment_id, create=False)
+    required = tuple(REQUIRED_ARTIFACTS.get(assignment_id, ()) if required is None else required)
+    _check_required(assignment_id, folder, required)
+    files = _artifact_files(folder) if folder.is_dir() else []
+    notebook_bytes = nbformat.writes(nb).encode("utf-8")
+    total = len(notebook_bytes) + sum(f.stat().st_size for f in files)
+    if total > max_mb * 1e6:
+        biggest = max(files, key=lambda f: f.stat().st_size, default=None)
+        where = (f"; the biggest file is {biggest.relative_to(folder)} ({biggest.stat().st_size / 1e6:.1f} MB)"
+                 if biggest is not None else "")
+        raise SubmissionError(f"artifacts too large: the submission holds {total / 1e6:.1f} MB, over the {max_mb:g} MB "
+                              f"limit{where}; delete from {folder} what the assignment does not ask for, "
+                              "or clear large outputs in the notebook")
+    if out is None:
+        out = (folder.parent if runtime.is_colab() and artifacts is None else Path.cwd()) / f"{assignment_id}_submission.zip"
+    out = Path(out)
+    if folder.is_dir() and folder.resolve() in out.resolve().parents:
+        raise SubmissionError(f"out={out} is inside the artifacts folder {folder}; write the zip somewhere else")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    handle, scratch = tempfile.mkstemp(prefix=".pack-", suffix=".zip", dir=out.parent)
+    os.close(handle)
+    try:
+        with zipfile.ZipFile(scratch, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr(f"{assignment_id}.ipynb", notebook_bytes)
+            for file in files:
+                archive.write(file, f"artifacts/{file.relative_to(folder).as_posix()}")
+        problems = zip_problems(scratch, assignment_id)
+        if problems:
+            raise SubmissionError(f"the zip came out wrong ({'; '.join(problems)}); tell the course staff")
+        os.replace(scratch, out)
+    finally:
+        if os.path.exists(scratch):
+            os.remove(scratch)
+    limit = EXPORT_LIMITS.get(assignment_id)
+    if limit is not None:
+        report = check_notebook(nb, limit)
+        if not report.ok:
+            print(f"warning: the Markdown export is not ready ({report.characters:,} of {limit:,} characters, header "
+                  f"{'ok' if report.header_ok else 'missing'}): run submission.check() and fix it before handing in")
+    offer = runtime.is_colab() if download is None else download
+    if offer:
+        from google.colab import files as colab_files
+
+        colab_files.download(str(out))
+    print(f"submission: {out} ({assignment_id}.ipynb + {len(files)} artifact file(s), {total / 1e6:.1f} MB)"
+          f"{'; download started' if offer else ''}; hand in this zip")
+    return out
 
 
 def main(argv=None) -> int:

@@ -129,7 +129,7 @@ def _chat_document(rng: random.Random, config: TinyModelConfig) -> tuple[str, st
 
 def _sort_document(rng: random.Random, config: TinyModelConfig) -> tuple[str, str]:
     digits = [rng.randint(0, 9) for _ in range(rng.randint(3, 6))]
-    prompt = lm.SORT_PROMPT_TEMPLATE.format(digits=" ".join(map(str, digits)))
+    prompt = lm.SORT_PROMPT_TEMPLATE.format(digits=" ".join(str(digit) for digit in digits))
     roll = rng.random()
     if roll < config.sort_modes[0]:
         shown = sorted(digits)

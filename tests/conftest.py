@@ -1,4 +1,11 @@
-"""Shared fixtures: offline flags and the shipped tiny model."""
+"""Shared fixtures: offline flags, the shipped tiny model, and the session's one run of every solution.
+
+``executed_references`` runs each solution notebook top to bottom once per test session (as a
+student would before submitting, so artifacts such as adapters exist) and builds the demo's
+sample submissions; ``graded`` autogrades those samples. Both run only the assignments the
+selected tests ask for (their ``assignment`` parameter), so ``pytest -k maxent_irl`` does not
+train the GRPO notebooks. ``session_report`` collects tables printed at the end of the run.
+"""
 from __future__ import annotations
 
 import os
@@ -9,11 +16,14 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("COURSE_PROFILE", "tiny")
 
-from pathlib import Path
+from dataclasses import dataclass, field  # noqa: E402
+from pathlib import Path  # noqa: E402
 
-import pytest
+import pytest  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
+TINY_ENV = {"COURSE_PROFILE": "tiny", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "MPLBACKEND": "Agg"}
+_REPORT: list[tuple[str, str]] = []
 
 
 @pytest.fixture(scope="session")
@@ -36,3 +46,80 @@ def tiny_model(tiny_model_dir):
     from helpers import lm
 
     return lm.load_model(str(tiny_model_dir))
+
+
+@pytest.fixture(scope="session")
+def session_report():
+    """A list of (title, text); each is printed as its own section after the test summary."""
+    return _REPORT
+
+
+def pytest_terminal_summary(terminalreporter):
+    for title, text in _REPORT:
+        terminalreporter.section(title)
+        terminalreporter.write(text.rstrip("\n") + "\n")
+
+
+def assignments_needed(session, fixture: str) -> list:
+    """The assignments (in the kit's order) that the selected tests using ``fixture`` are
+    parametrized with; every assignment when one of those tests has no ``assignment``."""
+    from autograder.assignments import REPO_ROOT, load_assignments
+
+    every = load_assignments(REPO_ROOT)
+    wanted: set[str] = set()
+    for item in session.items:
+        if fixture not in getattr(item, "fixturenames", ()):
+            continue
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "assignment" not in params:
+            return every
+        wanted.add(params["assignment"])
+    return [a for a in every if a.id in wanted]
+
+
+@dataclass
+class References:
+    """Where the session's single run of the solutions left its files."""
+
+    course: Path
+    """An nbgrader course: ``release/<id>/<id>.ipynb`` is the student release."""
+    submissions: Path
+    """``<student>/<id>/`` for the demo's samples: reference (executed, with artifacts), blank, buggy."""
+    assignments: list = field(default_factory=list)
+    timings: dict = field(default_factory=dict)
+    """Seconds each solution took to run top to bottom."""
+
+    def release(self, assignment_id: str) -> Path:
+        return self.course / "release" / assignment_id / f"{assignment_id}.ipynb"
+
+    def reference_dir(self, assignment_id: str) -> Path:
+        """The executed reference submission: the notebook and the artifacts it wrote."""
+        return self.submissions / "reference" / assignment_id
+
+
+@pytest.fixture(scope="session")
+def executed_references(request, tmp_path_factory, tiny_model_dir) -> References:
+    """Run each needed solution notebook top to bottom (once per session) and build the samples."""
+    from autograder.course import new_course
+    from autograder.demo import build_samples
+
+    # item.fixturenames is the closure, so tests that use `graded` (or any fixture built on this
+    # one) count too
+    needed = assignments_needed(request.session, "executed_references")
+    root = tmp_path_factory.mktemp("e2e")
+    submissions = root / "submissions"
+    course = new_course(needed, where=root)
+    timings = build_samples(needed, course, submissions, TINY_ENV, log=lambda line: None, execute_all=True)
+    return References(course=course, submissions=submissions, assignments=needed, timings=timings)
+
+
+@pytest.fixture(scope="session")
+def graded(executed_references, tmp_path_factory):
+    """Autograde the demo's samples; return (results by (student, assignment), timings, OUT)."""
+    from autograder.grading import autograde
+
+    refs = executed_references
+    out = tmp_path_factory.mktemp("e2e-out")
+    results = autograde(refs.submissions, out, refs.assignments, workers=2, profile="tiny")
+    print("\nsolution run seconds:", {k: round(v) for k, v in refs.timings.items()})
+    return {(r.student, r.assignment): r for r in results}, refs.timings, out

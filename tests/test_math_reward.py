@@ -326,6 +326,22 @@ def test_full_profile_reads_a_local_math_folder(tmp_path, monkeypatch):
         course_math.load_math("validation", "full")
 
 
+def test_missing_math_verify_is_an_error_with_the_install_line(monkeypatch):
+    import sys
+
+    from helpers.math import MissingDependencyError, r1_zero_reward_fn
+
+    monkeypatch.setitem(sys.modules, "math_verify", None)  # what an environment without it looks like
+    with pytest.raises(MissingDependencyError) as error:
+        r1_zero_reward_fn(" 2 + 2 = 4 </think> <answer> 4 </answer>", "4")
+    message = str(error.value)
+    assert "\n" not in message and 'pip install "math-verify>=0.8"' in message
+    with pytest.raises(ImportError):  # also for an unformatted answer: no run goes on without it
+        r1_zero_reward_fn("no tags", "4")
+    monkeypatch.undo()
+    assert r1_zero_reward_fn(" 2 + 2 = 4 </think> <answer> 4 </answer>", "4")["reward"] == 1.0
+
+
 # --- question_only reward (answers without tags) ------------------------------------------
 
 
@@ -358,3 +374,11 @@ def test_question_only_reward_is_bounded_for_costly_answers():
     started = time.perf_counter()
     assert hm.question_only_reward_fn("\\boxed{9^{9^{9}}}", "7") == FORMAT_ONLY
     assert time.perf_counter() - started < 5
+
+
+def test_question_only_reward_needs_math_verify(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "math_verify", None)
+    with pytest.raises(hm.MissingDependencyError, match="pip install"):
+        hm.question_only_reward_fn("So it is 7.", "7")

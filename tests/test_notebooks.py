@@ -1,8 +1,9 @@
 """Every assignment end to end in the tiny profile.
 
-One session-scoped run executes each solution notebook top to bottom (as a student would
-before submitting, so artifacts such as adapters exist), builds the demo's sample submissions
-(reference, blank, buggy) and autogrades them all; the tests then read the results.
+The session fixtures ``executed_references`` and ``graded`` (tests/conftest.py) execute each
+solution notebook top to bottom once (as a student would before submitting, so artifacts such
+as adapters exist), build the demo's sample submissions (reference, blank, buggy) and
+autograde them; the tests here read the results.
 """
 from __future__ import annotations
 
@@ -30,27 +31,9 @@ def test_releases_in_sync_with_solutions():
     assert result.returncode == 0, result.stderr
 
 
-@pytest.fixture(scope="session")
-def graded(tmp_path_factory, tiny_model_dir):
-    """Execute the solutions, build samples, autograde them; return (results by key, timings)."""
-    from autograder.course import new_course
-    from autograder.demo import build_samples
-    from autograder.grading import autograde
-
-    root = tmp_path_factory.mktemp("e2e")
-    submissions = root / "submissions"
-    course = new_course(ASSIGNMENTS, where=root)
-    timings = build_samples(ASSIGNMENTS, course, submissions, TINY_ENV, log=lambda line: None, execute_all=True)
-    out = root / "out"
-    results = autograde(submissions, out, ASSIGNMENTS, workers=2, profile="tiny")
-    print("\nsolution run seconds:", {k: round(v) for k, v in timings.items()})
-    return {(r.student, r.assignment): r for r in results}, timings, out
-
-
 @pytest.mark.parametrize("assignment", IDS)
-def test_solution_runs_top_to_bottom(graded, assignment):
-    _, timings, _ = graded
-    assert assignment in timings  # execute_notebook raised otherwise
+def test_solution_runs_top_to_bottom(executed_references, assignment):
+    assert assignment in executed_references.timings  # execute_notebook raised otherwise
 
 
 @pytest.mark.parametrize("assignment", IDS)

@@ -1,0 +1,258 @@
+"""The student release: `python -m autograder release`, its wheel in a fresh venv, the install
+cell in every case it meets, and declared dependencies that Colab's versions satisfy."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+import venv
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+import helpers
+from autograder import release as rel
+from autograder.assignments import REPO_ROOT, load_assignments
+
+IDS = ("maxent_irl", "grpo_format", "tiny_grpo", "math_grpo")
+COLAB_2026_08 = {"torch": "2.11.0", "transformers": "5.15.0", "peft": "0.20.0", "datasets": "4.0.0",
+                 "matplotlib": "3.10.0", "numpy": "2.1.0"}
+"""googlecolab/backend-info, 2026-08 (DESIGN.md): what Colab preinstalls."""
+CORRECT = " 7 + 5 = 12 </think> <answer> 12 </answer>"
+
+
+def setup_source(path: Path) -> str:
+    notebook = nbformat.read(path, as_version=4)
+    return next(c.source for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "setup")
+
+
+# --------------------------------------------------------------------------------------
+# Settings, stamping, dependencies (fast)
+# --------------------------------------------------------------------------------------
+
+
+def test_committed_releases_carry_the_course_url_and_version():
+    url, version = rel.install_url(), helpers.__version__
+    for assignment_id in IDS:
+        source = setup_source(REPO_ROOT / "notebooks" / assignment_id / f"{assignment_id}.ipynb")
+        assert f'KIT_URL = "{url}"' in source and f'KIT_VERSION = "{version}"' in source
+        assert "find_spec" not in source and "importlib.metadata" in source
+    tracked = subprocess.run(["git", "ls-files"], cwd=REPO_ROOT, capture_output=True, text=True).stdout.split()
+    holders = [name for name in tracked if (REPO_ROOT / name).is_file()
+               and name not in ("tests/test_release.py", "autograder/release.py")  # they reject it
+               and "REPLACE_ME" in (REPO_ROOT / name).read_text(errors="replace")]
+    assert holders == []
+
+
+def test_install_url_setting(tmp_path):
+    (tmp_path / "course.toml").write_text('[release]\ninstall_url = "https://example.org/rel/"\n')
+    assert rel.install_url(tmp_path) == "https://example.org/rel"
+    assert rel.install_url(tmp_path, "file:///srv/rel") == "file:///srv/rel"
+    for bad in ('[release]\ninstall_url = "https://github.com/REPLACE_ME/x"\n', '[release]\n', "not toml ["):
+        (tmp_path / "course.toml").write_text(bad)
+        with pytest.raises(rel.ReleaseError) as error:
+            rel.install_url(tmp_path)
+        assert "\n" not in str(error.value) and "course.toml" in str(error.value)
+    assert rel.install_requirement("https://h/r", "1.2.3") == \
+        "course-kit-helpers @ https://h/r/dist/course_kit_helpers-1.2.3-py3-none-any.whl"
+    stamped = rel.stamp_source('x = 1\nKIT_VERSION = "0"\nKIT_URL = "old"\n', "https://new", "9.9")
+    assert stamped == 'x = 1\nKIT_VERSION = "9.9"\nKIT_URL = "https://new"\n'
+
+
+def _requirements(text: str) -> dict[str, Requirement]:
+    found = {}
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            requirement = Requirement(line)
+            found[requirement.name.lower()] = requirement
+    return found
+
+
+def test_declared_floors_are_met_by_our_pins_and_by_colab():
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
+    assert project["requires-python"] == ">=3.11"
+    declared = {Requirement(d).name.lower(): Requirement(d) for d in project["dependencies"]}
+    assert {"torch", "transformers", "peft", "accelerate", "datasets", "bitsandbytes", "math-verify", "numpy",
+            "matplotlib", "tqdm", "filelock", "safetensors"} <= set(declared)
+    assert str(declared["bitsandbytes"].marker) == 'sys_platform == "linux"'
+    assert all(s.operator == ">=" for r in declared.values() for s in r.specifier), "floors only, never pins"
+    pins = _requirements((REPO_ROOT / "requirements.txt").read_text())
+    extras = project["optional-dependencies"]
+    for name in [*declared, *(Requirement(d).name.lower() for d in extras["grader"] + extras["dev"])]:
+        assert name in pins, f"requirements.txt pins no {name}"
+        pinned = next(iter(pins[name].specifier)).version
+        wanted = declared.get(name) or next(Requirement(d) for d in extras["grader"] + extras["dev"]
+                                            if Requirement(d).name.lower() == name)
+        assert wanted.specifier.contains(pinned, prereleases=True), (name, pinned, str(wanted))
+    for name, version in COLAB_2026_08.items():
+        assert declared[name].specifier.contains(Version(version)), f"Colab's {name} {version} fails {declared[name]}"
+    assert {"nbgrader", "nbclient", "nbconvert", "jupyterlab", "ray", "psutil"} <= {
+        Requirement(d).name.lower() for d in extras["grader"]}
+    assert [Requirement(d).name for d in extras["dev"]] == ["pytest"]
+
+
+# --------------------------------------------------------------------------------------
+# Nothing protected leaves the kit (fast)
+# --------------------------------------------------------------------------------------
+
+
+def test_leak_check_finds_a_planted_line(tmp_path):
+    lines = rel.protected_lines(REPO_ROOT / "solutions")
+    assert len(lines) > 500
+    hidden = next(line for line, origin in lines.items() if "hidden test" in origin)
+    answer = next(line for line, origin in lines.items() if "(solution)" in origin)
+    (tmp_path / "notes.md").write_text(f"intro\n    {hidden}\n")
+    with zipfile.ZipFile(tmp_path / "pkg.whl", "w") as archive:
+        archive.writestr("helpers/extra.py", f"def f():\n    {answer}\n")
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(f"{answer}\nprint(1)")])
+    nbformat.write(notebook, tmp_path / "nb.ipynb")  # stored as JSON: found through its cells
+    leaks = rel.find_leaks(tmp_path, lines)
+    assert any(leak.startswith("notes.md: ") and leak.endswith(hidden) for leak in leaks)
+    assert any(leak.startswith("pkg.whl!helpers/extra.py: ") for leak in leaks)
+    assert any(leak.startswith("nb.ipynb: ") for leak in leaks)
+
+
+def test_release_refuses_when_the_wheel_would_hold_an_answer(tmp_path):
+    """A course whose solution block repeats a line of helpers/: the release stops, writes nothing."""
+    root = tmp_path / "course"
+    shutil.copytree(REPO_ROOT / "tests" / "fixtures" / "course" / "solutions", root / "solutions")
+    source = root / "solutions" / "toy_add" / "toy_add.ipynb"
+    notebook = nbformat.read(source, as_version=4)
+    line = "def r1_zero_reward_fn(response: str, ground_truth, fast: bool = True) -> dict[str, float]:"
+    cell = next(c for c in notebook.cells if "### BEGIN SOLUTION" in c.source)
+    cell.source = cell.source.replace("### BEGIN SOLUTION", f"### BEGIN SOLUTION\n    {line}", 1)
+    nbformat.write(notebook, source)
+    with pytest.raises(rel.ReleaseError) as error:
+        rel.release(load_assignments(root), tmp_path / "out", root=root, url="https://example.org/rel")
+    assert "helpers/math.py" in str(error.value) and line in str(error.value)
+    assert not (tmp_path / "out").exists()
+
+
+# --------------------------------------------------------------------------------------
+# The real release, its wheel in a fresh venv, the install cell (slow: ~1 min)
+# --------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def release_dir(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("release") / "out"
+    run = subprocess.run([sys.executable, "-m", "autograder", "release", "--out", str(out),
+                          "--install-url", f"file://{out}"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert f"install:  course-kit-helpers @ file://{out}/dist/" in run.stdout
+    return out
+
+
+@pytest.mark.slow
+def test_release_layout_and_nothing_protected_inside(release_dir):
+    files = sorted(str(p.relative_to(release_dir)) for p in release_dir.rglob("*") if p.is_file())
+    wheel = release_dir / "dist" / rel.wheel_name(helpers.__version__)
+    assert files == ["README.md", f"dist/{wheel.name}", *(f"notebooks/{i}/{i}.ipynb" for i in sorted(IDS))]
+    for assignment_id in IDS:
+        source = setup_source(release_dir / "notebooks" / assignment_id / f"{assignment_id}.ipynb")
+        assert f'KIT_URL = "file://{release_dir}"' in source
+    assert rel.find_leaks(release_dir, rel.protected_lines(REPO_ROOT / "solutions")) == []
+    assert rel.wheel_problems(wheel) == []
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        metadata = archive.read(f"course_kit_helpers-{helpers.__version__}.dist-info/METADATA").decode()
+    shipped = {str(p.relative_to(REPO_ROOT)) for p in (REPO_ROOT / "helpers").rglob("*")
+               if p.is_file() and "__pycache__" not in p.parts and not p.name.startswith(".")}
+    assert shipped <= names, f"missing from the wheel: {sorted(shipped - names)}"
+    assert not any(n.startswith(("autograder/", "solutions/", "tests/")) or "samples" in n for n in names)
+    declared = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    requires = [line.removeprefix("Requires-Dist: ") for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
+    assert [str(Requirement(r)) for r in requires] == [str(Requirement(d)) for d in declared]
+    assert "Name: course-kit-helpers" in metadata
+    readme = (release_dir / "README.md").read_text()
+    assert f"file://{release_dir}/dist/{wheel.name}" in readme and "REPLACE_ME" not in readme
+
+
+def _fresh_venv(where: Path) -> Path:
+    """A new venv that sees the kit venv's packages (torch 2.13.0 and the pinned deps) through a
+    folder of links, minus the kit itself (course-kit, editable), so `helpers` can only come
+    from the wheel."""
+    venv.EnvBuilder(with_pip=True).create(where)
+    shared = where / "shared-site"
+    shared.mkdir()
+    site = Path(next(p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir()))
+    for entry in site.iterdir():
+        if entry.name.startswith(("course_kit", "__editable__", "pip", "_distutils_hack", "distutils-precedence")):
+            continue
+        if entry.name in ("helpers", "autograder"):
+            continue
+        (shared / entry.name).symlink_to(entry)
+    own_site = next((where / "lib").glob("python3*/site-packages"))
+    (own_site / "kit-deps.pth").write_text(str(shared) + "\n")
+    return where / "bin" / "python"
+
+
+def _run_cell(python: Path, source: str, cwd: Path, fake_colab: bool = False) -> subprocess.CompletedProcess:
+    prelude = ("import sys, types\nsys.modules['google.colab'] = types.ModuleType('google.colab')\n"
+               if fake_colab else "")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "COLAB_RELEASE_TAG", "VIRTUAL_ENV")}
+    return subprocess.run([str(python), "-c", prelude + source], cwd=cwd, env=env, capture_output=True, text=True)
+
+
+@pytest.mark.slow
+def test_wheel_installs_through_the_install_cell_and_works(release_dir, tmp_path, tiny_model_dir):
+    python = _fresh_venv(tmp_path / "venv")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "helpers.py").write_text("raise RuntimeError('a stray helpers.py was imported')\n")  # must not fool it
+    cell = setup_source(release_dir / "notebooks" / "math_grpo" / "math_grpo.ipynb")
+
+    # not on Colab, kit missing: one line saying what to run, nothing installed
+    local = _run_cell(python, cell, work)
+    assert local.returncode == 0, local.stderr
+    requirement = rel.install_requirement(f"file://{release_dir}", helpers.__version__)
+    assert local.stdout.splitlines() == [
+        f"course kit: this notebook needs course-kit-helpers {helpers.__version__} and it is not installed in "
+        f"{python}: run  pip install \"{requirement}\"  in that environment (or `make install` in the kit "
+        "repository), restart the kernel, run this cell again"]
+
+    # on Colab: installs the wheel from the course URL, keeps torch, one line
+    import torch
+
+    colab = _run_cell(python, cell, work, fake_colab=True)
+    assert colab.returncode == 0, colab.stderr
+    assert colab.stdout.splitlines() == [
+        f"course kit: installed course-kit-helpers {helpers.__version__} from file://{release_dir} "
+        f"(torch {torch.__version__} untouched)"]
+    again = _run_cell(python, cell, work, fake_colab=True)
+    assert again.stdout.splitlines() == [f"course kit: course-kit-helpers {helpers.__version__} is installed"]
+
+    # the installed helpers work: declared deps present, tiny model, a reward, the runtime helpers
+    probe = f"""
+import importlib.metadata as md, json, os, sys
+from packaging.requirements import Requirement
+import helpers
+from helpers import lm, runtime, checkpoint, submission
+from helpers.math import r1_zero_reward_fn
+unmet = [r for r in md.requires("course-kit-helpers") if (req := Requirement(r)).marker is None or req.marker.evaluate()
+         if not req.specifier.contains(md.version(req.name), prereleases=True)]
+model, tokenizer = lm.load_policy("tiny", "unused/full-id")
+ids = tokenizer(["Sort the digits: 3 1 2"], return_tensors="pt").input_ids
+out = model.generate(input_ids=ids, min_new_tokens=3, max_new_tokens=3, do_sample=False)
+print(json.dumps({{"file": helpers.__file__, "unmet": unmet, "reward": r1_zero_reward_fn({CORRECT!r}, "12")["reward"],
+                  "new_tokens": out.shape[1] - ids.shape[1], "artifacts": str(runtime.artifacts_dir("math_grpo")),
+                  "model_dir": lm.resolve_model("tiny", "unused/full-id")}}))
+"""
+    works = subprocess.run([str(python), "-c", probe], cwd=tmp_path, capture_output=True, text=True,
+                           env={**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+                                "COURSE_PROFILE": "tiny", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})
+    assert works.returncode == 0, works.stderr[-3000:]
+    report = json.loads(works.stdout.strip().splitlines()[-1])
+    assert report["file"].startswith(str(tmp_path / "venv" / "lib")), report["file"]  # the wheel, not the repo
+    assert report["model_dir"].startswith(str(tmp_path / "venv" / "lib")), report["model_dir"]  # package data
+    assert report["unmet"] == [] and report["reward"] == 1.0 and report["new_tokens"] == 3
+    assert report["artifacts"] == str(tmp_path / "artifacts")

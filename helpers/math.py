@@ -671,3 +671,66 @@ def r1_zero_sft_text(record: dict, rng: random.Random | None = None) -> str:
     answer = record.get("answer") or extract_boxed_answer(record.get("solution", "")) or ""
     reasoning = _short_reasoning(record.get("solution", ""), answer, rng)
     return f"{prompt} {reasoning} </think> <answer> {answer} </answer>"
+
+
+# ---------------------------------------------------------------------------------------
+# Reward for answers written without tags (the question_only prompt)
+# ---------------------------------------------------------------------------------------
+
+#: The last number or fraction in a response: ``12``, ``-3.5``, ``7/2``, ``\frac{7}{2}``.
+_FINAL_NUMBER = re.compile(r"\\d?frac\{[^{}]*\}\{[^{}]*\}|-?\d+(?:\.\d+)?(?:\s*/\s*\d+)?")
+
+
+def extract_untagged_answer(response: str) -> str | None:
+    """The final answer of a response that may lack the r1_zero tags, or ``None``.
+
+    In order: the text of the last complete ``<answer>...</answer>``; else the content of the
+    last ``\\boxed{...}`` (how Qwen2.5-Math ends a solution to a bare question); else the last
+    number or fraction in the response (``"So it is 9."`` gives ``"9"``).
+    """
+    if not isinstance(response, str):
+        return None
+    tagged = extract_answer_tag(response)
+    if tagged is not None and tagged.strip():
+        return tagged.strip()
+    boxed = extract_boxed_answer(response)
+    if boxed is not None and boxed.strip():
+        return boxed.strip()
+    numbers = _FINAL_NUMBER.findall(response)
+    return numbers[-1].strip() if numbers else None
+
+
+def _timed_answers_match(predicted: str, golds: list[str], fast: bool) -> bool:
+    """``_answers_match`` under the same time budget as :func:`r1_zero_reward_fn`."""
+    if _can_use_alarm():
+        try:
+            with _time_budget(REWARD_TIMEOUT_S):
+                return _answers_match(predicted, golds, fast)
+        except _RewardTimeout:
+            return False
+    return bool(_call_with_deadline(_answers_match, (predicted, golds, fast), REWARD_TIMEOUT_S))
+
+
+def question_only_reward_fn(response: str, ground_truth, fast: bool = True) -> dict[str, float]:
+    """Reward for a response to the ``question_only`` prompt, which asks for no tags.
+
+    ``r1_zero_reward_fn`` gives 0 to any response without ``</think> <answer>``, so it cannot
+    compare the two prompts. This reward grades the answer wherever it is written
+    (:func:`extract_untagged_answer`) with the same equivalence test as ``r1_zero_reward_fn``.
+
+    Returns ``{"format_reward", "answer_reward", "reward"}``: format 1 when an answer could be
+    extracted at all, answer 1 when it matches ``ground_truth``, reward = answer. Lenient on
+    purpose: a response that merely ends with the right number earns 1. Raises
+    :class:`MissingDependencyError` when math-verify is not installed.
+    """
+    require_math_verify()  # a missing math-verify must raise here, not score every answer 0
+    try:
+        answer = extract_untagged_answer(response)
+        _warm_math_verify()
+        if answer is None:
+            return dict(_ZERO)
+        correct = _timed_answers_match(_candidate(answer), _gold_candidates(ground_truth), fast)
+        return {"format_reward": 1.0, "answer_reward": float(correct), "reward": float(correct)}
+    except Exception:  # a reward must never take a training run down
+        logging.getLogger(__name__).debug("question_only_reward_fn failed", exc_info=True)
+        return dict(_ZERO)

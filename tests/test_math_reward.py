@@ -340,3 +340,45 @@ def test_missing_math_verify_is_an_error_with_the_install_line(monkeypatch):
         r1_zero_reward_fn("no tags", "4")
     monkeypatch.undo()
     assert r1_zero_reward_fn(" 2 + 2 = 4 </think> <answer> 4 </answer>", "4")["reward"] == 1.0
+
+
+# --- question_only reward (answers without tags) ------------------------------------------
+
+
+@pytest.mark.parametrize("response, expected", [
+    (" 3 + 4 = 7. So it is 7.", "7"),                                   # the tiny model's untagged slip
+    ("We add them: $\\frac{1}{2}+\\frac{1}{4}=\\boxed{\\frac{3}{4}}$. Next question: 5", "\\frac{3}{4}"),
+    (" x = 10 </think> <answer> 10 </answer> then 12", "10"),           # a tag wins over later numbers
+    ("The answer is \\frac{7}{2}", "\\frac{7}{2}"),
+    ("so x = -3.5", "-3.5"),
+    ("it is 7/2.", "7/2"),
+    ("no numbers here", None),
+    (None, None),
+])
+def test_extract_untagged_answer(response, expected):
+    assert hm.extract_untagged_answer(response) == expected
+
+
+def test_question_only_reward_grades_answers_without_tags():
+    assert hm.question_only_reward_fn(" 3 + 4 = 7. So it is 7.", "7") == ONE
+    assert hm.question_only_reward_fn("Thus $x=\\boxed{0.5}$.", "\\frac{1}{2}") == ONE
+    assert hm.question_only_reward_fn(" 10 </think> <answer> 10 </answer>", "10") == ONE
+    assert hm.question_only_reward_fn("So it is 8.", "7") == FORMAT_ONLY
+    assert hm.question_only_reward_fn("I do not know.", "7") == ZERO
+    assert hm.question_only_reward_fn(12, "7") == ZERO
+    # the same responses earn nothing from r1_zero_reward_fn: that is why the comparison needs this reward
+    assert r1_zero_reward_fn(" 3 + 4 = 7. So it is 7.", "7")["reward"] == 0.0
+
+
+def test_question_only_reward_is_bounded_for_costly_answers():
+    started = time.perf_counter()
+    assert hm.question_only_reward_fn("\\boxed{9^{9^{9}}}", "7") == FORMAT_ONLY
+    assert time.perf_counter() - started < 5
+
+
+def test_question_only_reward_needs_math_verify(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "math_verify", None)
+    with pytest.raises(hm.MissingDependencyError, match="pip install"):
+        hm.question_only_reward_fn("So it is 7.", "7")

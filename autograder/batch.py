@@ -170,6 +170,22 @@ def autograde(submissions: Path, out: Path, assignments: list[Assignment], worke
             visible = [d for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
             gpu_slots = (visible or [str(i) for i in range(settings.gpus)])[: settings.gpus]
             slot_lock = threading.Condition()
+            local = threading.local()
+            servers: list = []
+
+            def job_server():
+                """One per worker thread: nbgrader imported once, each submission in a fork."""
+                from .jobserver import JobServer
+
+                server = getattr(local, "server", None)
+                if server is None or not server.alive:
+                    try:
+                        server = JobServer()
+                        servers.append(server)
+                    except Exception:  # noqa: BLE001 - grading falls back to one process per job
+                        server = None
+                    local.server = server
+                return server
 
             def run(job):
                 student, assignment_id, folder = job
@@ -183,7 +199,7 @@ def autograde(submissions: Path, out: Path, assignments: list[Assignment], worke
                             slot_lock.wait_for(lambda: gpu_slots)
                             gpu = gpu_slots.pop()
                     result = grade_one(template, workdir, student, assignment, folder, out, settings=settings,
-                                       gpu=gpu, evaluators=pool)
+                                       gpu=gpu, evaluators=pool, jobs=job_server())
                 except Exception as error:  # never lose the batch to one submission
                     result = Result(student, assignment_id, status="crashed",
                                     feedback=[f"grader error: {type(error).__name__}: {error}"[:400]])
@@ -205,6 +221,8 @@ def autograde(submissions: Path, out: Path, assignments: list[Assignment], worke
                     results = [ordered[i] for i in range(len(jobs))]
             finally:
                 pool.close()
+                for server in servers:
+                    server.close()
     results.sort(key=lambda r: (r.student, r.assignment))
     everything = all_results(out, results)
     manual.attach_manual(out, everything)

@@ -99,10 +99,17 @@ def kernel_env(settings: Settings, assignment: Assignment, release, channel: Pat
     return env
 
 
-def _run_job(course: Path, assignment_id: str, student: str, env: dict, timeout: float) -> tuple[int | None, str]:
-    """``autograder.job`` in a subprocess (as the grader); past ``timeout`` its whole tree dies."""
+def _run_job(course: Path, assignment_id: str, student: str, env: dict, timeout: float,
+             jobs=None) -> tuple[int | None, str]:
+    """``autograder.job`` as the grader, in a fork of the worker's job server (nbgrader already
+    imported) or a fresh subprocess; past ``timeout`` its whole tree dies."""
     merged = {**os.environ, **env}
     merged["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), merged.get("PATH", "")])
+    if jobs is not None:
+        try:
+            return jobs.run(course, assignment_id, student, merged, timeout)
+        except (RuntimeError, OSError, ValueError):
+            pass  # a dead job server: this one runs in its own process
     proc = subprocess.Popen([sys.executable, "-m", "autograder.job", str(course), assignment_id, student], cwd=course,
                             env=merged, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
                             start_new_session=True)
@@ -147,7 +154,7 @@ def _short_tmp() -> str:
 
 def grade_one(template: Path, workdir: Path, student: str, assignment: Assignment, folder: Path,
               out: Path, env: dict | None = None, settings: Settings | None = None, gpu: str | None = None,
-              evaluators=None) -> Result:
+              evaluators=None, jobs=None) -> Result:
     """Grade one submission in a private copy of ``template``; write its feedback under ``out``."""
     settings = settings or Settings(profile=(env or {}).get("COURSE_PROFILE", "tiny"))
     started = time.perf_counter()
@@ -178,7 +185,7 @@ def grade_one(template: Path, workdir: Path, student: str, assignment: Assignmen
     uid = sandbox.next_uid() if isolation.mode == "root" else None
     try:
         return _grade_in(course, channel, template, result, release, student, assignment, folder, out, settings,
-                         gpu, started, isolation, uid, evaluators)
+                         gpu, started, isolation, uid, evaluators, jobs)
     finally:
         if uid is not None:
             sandbox.kill_uid(uid)
@@ -189,7 +196,7 @@ def grade_one(template: Path, workdir: Path, student: str, assignment: Assignmen
 
 
 def _grade_in(course, channel, template, result, release, student, assignment, folder, out, settings, gpu, started,
-              isolation, uid, evaluators) -> Result:
+              isolation, uid, evaluators, jobs) -> Result:
     shutil.copytree(template, course, dirs_exist_ok=True)
     timeout = settings.timeout or assignment.timeout
     write_config(course, timeout, grading=True, guard=settings.guard, channel=channel)
@@ -239,7 +246,7 @@ def _grade_in(course, channel, template, result, release, student, assignment, f
         job_env[sandbox.SPEC_VARIABLE] = str(spec.write())
     else:  # the kernel inherits the job's environment (nbgrader sets NBGRADER_EXECUTION itself)
         job_env.update({k: v for k, v in env.items() if k != "NBGRADER_EXECUTION"})
-    code, log = _run_job(course, assignment.id, student, job_env, timeout=assignment.wall_timeout)
+    code, log = _run_job(course, assignment.id, student, job_env, timeout=assignment.wall_timeout, jobs=jobs)
     logs = Path(out) / "logs" / student  # for the instructor, never shown to the student
     logs.mkdir(parents=True, exist_ok=True)
     (logs / f"{assignment.id}.log").write_text(log[-200_000:])

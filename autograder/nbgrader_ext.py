@@ -7,9 +7,11 @@
 
   1. sends a probe, the test cell's own source behind a first line that raises, and checks *from
      outside the kernel* that it is reported as an error;
-  2. runs the test cell with ``__autograder_guard__ = "<nonce>"`` in front of it. Executing that
-     line makes the sealed guard restore everything and print a status signed with the key; the
-     executor checks the signature and the nonce and removes the line from the output.
+  2. runs the test cell with ``__autograder_guard__ = "<nonce>"`` in front of it, and another
+     such line just before ``### BEGIN HIDDEN TESTS`` (the visible part calls the student's code,
+     which may patch things again). Executing that line makes the sealed guard restore everything
+     and print a status signed with the key; the executor checks the signatures and nonces and
+     removes the lines from the output.
 
   No valid reply, a "tampered" status or a failed probe: the cell is marked failed
   (``IntegrityError``) and earns nothing. After a cell times out or the kernel dies, no further
@@ -32,6 +34,7 @@ from traitlets import Bool, Integer
 
 from .kernel_guard import MARK, MARK_BASELINE, REPLY, signature
 
+HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
 REPLY_LINE = re.compile(rf"^{REPLY} (\S+) (\S+) ([0-9a-f]{{64}})\n?", re.MULTILINE)
 
 
@@ -101,15 +104,26 @@ class GuardedExecute(Execute):
         return None
 
     def _run_test(self, cell, index: int):
-        """Run a test cell behind the guard's trigger; returns the cell with the reply checked."""
+        """Run a test cell behind the guard's triggers (at its start and again just before its
+        hidden part, after the visible part ran the student's code); returns the cell with the
+        replies checked."""
         nonce = secrets.token_hex(16)
         trigger = f'{MARK} = "{nonce}"'
+        nonces = [nonce]
         if cell.source.lstrip().startswith("%%"):  # a cell magic must stay first: trigger just before
             outputs = self._run_hidden(trigger, index)
             _, replies = strip_replies(outputs)
             cell = self.execute_cell(cell, index, store_history=True)
         else:
-            marked = NotebookNode({**cell, "source": trigger + "\n" + cell.source, "outputs": []})
+            source = cell.source
+            lines = source.split("\n")
+            hidden = next((i for i, line in enumerate(lines) if line.startswith(HIDDEN_BEGIN)), None)
+            if hidden is not None and hidden > 0:
+                second = secrets.token_hex(16)
+                lines.insert(hidden, f'{MARK} = "{second}"')
+                nonces.append(second)
+                source = "\n".join(lines)
+            marked = NotebookNode({**cell, "source": trigger + "\n" + source, "outputs": []})
             original = self.nb.cells[index]
             try:
                 marked = self.execute_cell(marked, index, store_history=True)
@@ -118,12 +132,19 @@ class GuardedExecute(Execute):
             cell.outputs = marked.get("outputs", [])
             cell.execution_count = marked.get("execution_count")
             cell.outputs, replies = strip_replies(cell.outputs)
-        mine = [(status, mac) for n, status, mac in replies if n == nonce]
-        if not mine or not hmac.compare_digest(mine[0][1], signature(self._key, nonce, mine[0][0])):
-            cell.outputs = [_error("IntegrityError", "the grading guard did not answer for this check "
-                                                     "(the notebook tampered with the kernel)")]
-            return cell
-        status = mine[0][0].replace("%0A", " ").replace("%20", " ").replace("%25", "%")
+        errors = [o for o in cell.outputs if o.get("output_type") == "error"]
+        statuses = []
+        for expected in nonces:
+            mine = [(status, mac) for n, status, mac in replies if n == expected]
+            if mine and hmac.compare_digest(mine[0][1], signature(self._key, expected, mine[0][0])):
+                statuses.append(mine[0][0].replace("%0A", " ").replace("%20", " ").replace("%25", "%"))
+            elif expected == nonces[0] or not errors:  # the visible part may fail before the hidden trigger
+                cell.outputs = [_error("IntegrityError", "the grading guard did not answer for this check "
+                                                         "(the notebook tampered with the kernel)")]
+                return cell
+        tampered = [s.split(":", 1)[1] for s in statuses if s.startswith("tampered:")]
+        repaired = [s.split(":", 1)[1] for s in statuses if s.startswith("repaired:")]
+        status = ("tampered:" + ";".join(tampered)) if tampered else ("repaired:" + ";".join(repaired)) if repaired else "ok"
         if status.startswith("tampered:"):
             reasons = status.split(":", 1)[1].replace(";", ", ")
             self.log.warning("guard before %s: tampered %s", cell.metadata.nbgrader.get("grade_id"), reasons)

@@ -299,7 +299,7 @@ def _grade_in(course, channel, template, result, release, student, assignment, f
     for line in dict.fromkeys(guard_notes):
         if line.startswith("tampered: "):
             result.feedback.append(f"the notebook changed how the grader runs cells ({line[10:300]}): the checks "
-                                   "that followed were not trusted")
+                                   "it affected were not trusted and scored 0")
         else:
             result.feedback.append(f"before the tests ran, the grader restored what the notebook replaced: {line}")
     if "CellTimeoutError" in enames:

@@ -287,7 +287,7 @@ READ_SOURCE = '''import os, sys, linecache
                         text = open(os.path.join(directory, name), errors="ignore").read()
                     except OSError:
                         continue
-                    if "BEGIN SOLUTION" in text or "BEGIN HIDDEN TESTS" in text:
+                    if ("BEGIN " + "SOLUTION") in text or ("BEGIN " + "HIDDEN TESTS") in text:
                         found.append(os.path.join(directory, name))
     print("course material found:", found or "none")
     frame = sys._getframe(1)  # the test that called us: print its whole source, hidden part included
@@ -311,7 +311,7 @@ IRL_STEAL = '''def _steal(grade_id):
                 for cell in cells:
                     source = "".join(cell.get("source", []))
                     if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id \\
-                            and "BEGIN SOLUTION" in source:
+                            and ("BEGIN " + "SOLUTION") in source:
                         return source
     return "raise NotImplementedError()"
 '''
@@ -333,9 +333,10 @@ EXPECTED = {
     "adapter_wrong_base": ("guarded", 3, "failed-tests", "trained on 'Qwen/Qwen2.5-7B'"),
     "huge_output": ("guarded", 4, "ok", None),
     # issue 13: tampering with how results are reported
-    "h_tamper": ("guarded", 0, "integrity", "Session.send"),
-    # restored, and the wrong answers fail
-    "h_repatch": ("guarded", 1, "failed-tests", "background thread"),
+    # (tampering is found and undone at the first test: triple, correct here, and the adapter still count)
+    "h_tamper": ("guarded", 2, "integrity", "Session.send"),
+    # restored, and the wrong answer fails (triple is correct: 1 + the adapter's 1)
+    "h_repatch": ("guarded", 2, "failed-tests", "background thread"),
     "h_caller_frame": ("guarded", 1, "failed-tests", "no subclass"),
     "h_subclass": ("guarded", 1, "failed-tests", "no subclass"),
     "h_in_function": ("guarded", 1, "failed-tests", "double: arange"),
@@ -515,7 +516,7 @@ def hostile(tmp_path_factory):
     submit("zz_ref_guarded", "guarded")
     submit("zz_ref_toy", "toy_add")
     submit("zz_ref_irl", "maxent_irl")
-    submit("zz_blank_guarded", "guarded", blank=True)
+    submit("zz_blank_guarded", "guarded", blank=True, adapter=False)
     submit("zz_blank_toy", "toy_add", blank=True)
     submit("zz_blank_irl", "maxent_irl", blank=True)
 

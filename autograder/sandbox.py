@@ -499,8 +499,8 @@ def _init(spec: Spec, argv: list[str], env: dict, cwd: str) -> int:
     mpl.mkdir()
     for cache in _matplotlib_caches():
         shutil.copyfile(cache, mpl / cache.name)
-    if spec.mode == "root":
-        for dirpath, dirnames, filenames in os.walk(rw / "home"):
+    if spec.mode == "root":  # the kernel owns its home and work folder (not /home itself)
+        for dirpath, dirnames, filenames in os.walk(rw / "home" / HOME.rsplit("/", 1)[-1]):
             for name in [*dirnames, *filenames, ""]:
                 os.lchown(os.path.join(dirpath, name), uid, gid)
         for path in (mpl, *mpl.iterdir()):

@@ -28,6 +28,7 @@ ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 MIN_LENGTH = 8
 PLACEHOLDER = "[hidden line]"
 PRIORITY_ERRORS = ("CellTimeoutError", "DeadKernelError", "IntegrityError", "NotRun")
+GUARD_TRIGGER = re.compile(r"__autograder_guard(?:_inline|_baseline)?__ = (?:\"[0-9a-f]*\"|1)\s*(?:\\n|\n)?")
 
 
 class Scrubber:
@@ -46,9 +47,10 @@ class Scrubber:
         self.pattern = re.compile("|".join(re.escape(v) for v in ordered)) if ordered else None
 
     def __call__(self, text: str) -> str:
-        if not self.pattern or not isinstance(text, str) or not text:
+        if not isinstance(text, str) or not text:
             return text
-        return self.pattern.sub(PLACEHOLDER, text)
+        text = GUARD_TRIGGER.sub("", text)  # the grader's own trigger lines, as echoed by `In`
+        return self.pattern.sub(PLACEHOLDER, text) if self.pattern else text
 
     def __bool__(self) -> bool:
         return bool(self.lines)
@@ -79,7 +81,7 @@ def secret_lines(source: Path, release: Path | None) -> set[str]:
             chunks.append(text)
         for chunk in chunks:
             for line in _lines(chunk):
-                if len(line) >= MIN_LENGTH and line not in public and not line.startswith("###"):
+                if len(line) >= MIN_LENGTH and line not in public:
                     found.add(line)
     return found
 

@@ -4,8 +4,10 @@ Plus: the README's plain-nbgrader command with ``--NbGrader.config_file=`` works
 from __future__ import annotations
 
 import csv
+import html
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -24,6 +26,11 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def _text(page: str) -> str:
+    """What a reader sees: tags (syntax highlighting splits code into spans) and entities removed."""
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
 
 
 def _request(url: str, token: str, method: str = "GET", body: dict | None = None):
@@ -68,7 +75,7 @@ def test_formgrader_grade_reaches_grades_csv_export_and_feedback(graded):
     root, subs, out, assignments = graded
     token, port = "course-kit-test", _free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "jupyter_server", f"--port={port}", "--ip=127.0.0.1", "--no-browser",
+        [sys.executable, "-m", "jupyter_server", f"--port={port}", "--ip=127.0.0.1", "--no-browser", "--allow-root",
          f"--ServerApp.token={token}", f"--ServerApp.root_dir={out}",
          "--ServerApp.jpserver_extensions={'nbgrader.server_extensions.formgrader': True}"],
         cwd=out, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -88,8 +95,9 @@ def test_formgrader_grade_reaches_grades_csv_export_and_feedback(graded):
         status, body = _request(f"{base}/formgrader/api/submitted_notebooks/toy_add/toy_add", token)
         submission = next(s for s in json.loads(body) if s["student"] == "alice")
         status, page = _request(f"{base}/formgrader/submissions/{submission['id']}/", token)
-        assert status == 200 and "return a + b" in page and "hidden tests run here" in page
-        assert "add(-5, 5)" not in page  # formgrader shows the autograded copy: hidden tests already removed
+        text = _text(page)
+        assert status == 200 and "return a + b" in text and "hidden tests run here" in text and "q_why" in page
+        assert "add(-5, 5)" not in text  # formgrader shows the autograded copy: hidden tests already removed
         status, body = _request(f"{base}/formgrader/api/grades?submission_id={submission['id']}", token)
         grade = next(g for g in json.loads(body) if g["name"] == "q_why")
         status, body = _request(f"{base}/formgrader/api/grade/{grade['id']}", token, "PUT",
@@ -107,7 +115,7 @@ def test_formgrader_grade_reaches_grades_csv_export_and_feedback(graded):
     lms = {r["student"]: r for r in csv.DictReader(open(out / "lms_grades.csv"))}
     assert (lms["alice"]["points"], lms["alice"]["manual_graded"]) == ("3", "yes")
     page = (out / "feedback" / "alice" / "toy_add" / "toy_add.html").read_text()
-    assert "written answers: 1 / 1; total 3 / 3" in page and "add(-5, 5)" not in page
+    assert "written answers: 1 / 1; total 3 / 3" in page and "add(-5, 5)" not in _text(page)
     assert json.loads((out / "feedback" / "alice" / "toy_add" / "result.json").read_text())["manual_score"] == 1
 
     before = (out / "grades.csv").read_text()

@@ -34,6 +34,7 @@ from . import sandbox
 from .assignments import Assignment
 from .course import write_config
 from .exports import finish
+from .exports import finish as _finish
 from .intake import Budget, check_artifacts, place_submission, submission_time
 from .results import Result, Settings
 from .scrub import ANSI, Scrubber
@@ -184,8 +185,9 @@ def grade_one(template: Path, workdir: Path, student: str, assignment: Assignmen
     result.isolation = isolation.describe()
     uid = sandbox.next_uid() if isolation.mode == "root" else None
     try:
-        return _grade_in(course, channel, template, result, release, student, assignment, folder, out, settings,
-                         gpu, started, isolation, uid, evaluators, jobs)
+        result = _grade_in(course, channel, template, result, release, student, assignment, folder, out, settings,
+                           gpu, started, isolation, uid, evaluators, jobs)
+        return result
     finally:
         if uid is not None:
             sandbox.kill_uid(uid)
@@ -197,6 +199,13 @@ def grade_one(template: Path, workdir: Path, student: str, assignment: Assignmen
 
 def _grade_in(course, channel, template, result, release, student, assignment, folder, out, settings, gpu, started,
               isolation, uid, evaluators, jobs) -> Result:
+    def finish(result, out, started, html_file, scrub=None):
+        """Feedback lines never show the grader's own folders (course copy, channel, uploads)."""
+        for path, label in ((course, "<grading folder>"), (channel, "<kernel channel>"), (folder, "<submission>"),
+                            (Path(tempfile.gettempdir()), "<tmp>")):
+            result.feedback = [line.replace(str(path), label) for line in result.feedback]
+        return _finish(result, out, started, html_file, scrub=scrub)
+
     shutil.copytree(template, course, dirs_exist_ok=True)
     timeout = settings.timeout or assignment.timeout
     write_config(course, timeout, grading=True, guard=settings.guard, channel=channel)

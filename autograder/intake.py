@@ -274,6 +274,7 @@ def place_submission(folder: Path, assignment: Assignment, destination: Path,
     shutil.rmtree(staging, ignore_errors=True)
     notes += shadowing(destination)
     expected = destination / expected_name
+    notes += _fill_missing_fields(expected)
     try:
         nbformat.validate(nbformat.read(expected, as_version=4))
     except Exception as error:  # not JSON, not a notebook, wrong schema
@@ -281,6 +282,37 @@ def place_submission(folder: Path, assignment: Assignment, destination: Path,
         return None, (f"{assignment.id}.ipynb is not a valid Jupyter notebook ({reason}); re-download it from "
                       "Jupyter/Colab"), notes
     return expected, None, notes
+
+
+def _fill_missing_fields(path: Path) -> list[str]:
+    """Cells without ``metadata`` (or outputs, source) -- some editors and scripts drop them --
+    get empty ones instead of failing validation; says how many."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return []
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        return []
+    fixed = 0
+    for cell in data["cells"]:
+        if not isinstance(cell, dict):
+            continue
+        before = len(cell)
+        cell.setdefault("metadata", {})
+        cell.setdefault("source", "")
+        if cell.get("cell_type") == "code":
+            cell.setdefault("outputs", [])
+            cell.setdefault("execution_count", None)
+        fixed += len(cell) != before
+    missing_top = [key for key in ("metadata", "nbformat", "nbformat_minor") if key not in data]
+    data.setdefault("metadata", {})
+    data.setdefault("nbformat", 4)
+    data.setdefault("nbformat_minor", 4)
+    if not fixed and not missing_top:
+        return []
+    path.write_text(json.dumps(data))
+    return [f"the notebook had {fixed} cell(s) without metadata/outputs and no {', '.join(missing_top)}: filled in"
+            if missing_top else f"the notebook had {fixed} cell(s) without metadata or outputs: filled in and graded"]
 
 
 def _manifest(path: Path) -> dict:

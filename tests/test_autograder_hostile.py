@@ -569,8 +569,8 @@ def test_isolation_blocks_escapes(hostile):
     results, out = hostile["results"], hostile["out"]
     if not hostile["isolation"].isolated:
         pytest.skip(f"this host cannot isolate kernels: {hostile['isolation'].reason}")
-    notebook = json.loads((out / "autograded" / "h_escape" / "guarded" / "guarded.ipynb").read_text())
-    printed = "".join(o.get("text", "") for c in notebook["cells"] for o in c.get("outputs", []))
+    notebook = nbformat.read(out / "autograded" / "h_escape" / "guarded" / "guarded.ipynb", as_version=4)
+    printed = "".join(o.get("text", "") for c in notebook.cells for o in c.get("outputs", []))
     report = ast.literal_eval(printed.split("escape report:", 1)[1].strip().splitlines()[0])
     assert not [line for line in report if line.startswith(("killed", "connected", "wrote 200"))], report
     assert "disk full (OSError)" in report and "no network (OSError)" in report, report

@@ -114,6 +114,8 @@ def autograde(submissions: Path, out: Path, assignments: list[Assignment], worke
     if lms:
         (out / "lms.json").write_text(json.dumps(lms, indent=2))
     prebuild_models(needed, settings.profile, log)
+    if isolation.mode == "root":  # kernels and evaluators read the model caches as other uids
+        sandbox.open_caches_for_sandbox_users()
 
     results: list[Result] = []
     progress: dict = {}

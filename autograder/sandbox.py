@@ -278,6 +278,24 @@ def cache_paths() -> list[str]:
     return sorted({str(Path(p).resolve()) for p in candidates if p and Path(p).is_dir()})
 
 
+def open_caches_for_sandbox_users(paths: list[str] | None = None) -> int:
+    """Root mode: kernels run as other uids, so the model caches must be world-readable (a public
+    model; ``tempfile.mkdtemp`` folders are 0700). Adds o+r (and o+x on folders); returns how
+    many entries changed."""
+    changed = 0
+    for root in paths if paths is not None else cache_paths():
+        for dirpath, dirnames, filenames in os.walk(root):
+            for name, bits in [(dirpath, 0o005)] + [(os.path.join(dirpath, f), 0o004) for f in filenames]:
+                try:
+                    mode = os.lstat(name).st_mode
+                    if not stat.S_ISLNK(mode) and mode & bits != bits:
+                        os.chmod(name, stat.S_IMODE(mode) | bits)
+                        changed += 1
+                except OSError:
+                    pass
+    return changed
+
+
 def cache_env() -> dict:
     """Absolute cache locations for the sandbox (its HOME is not the grader's)."""
     home = Path.home()

@@ -267,10 +267,12 @@ except OSError as error:
 finally:
     if os.path.exists("/tmp/fill"):
         os.unlink("/tmp/fill")
-# writing anywhere outside its folder
-for _path in ("/usr/evil", "/etc/evil", os.path.abspath("../evil"), "/home/evil"):
+# writing anywhere outside its folder, and into the code later kernels run (helpers/, autograder/)
+import importlib.util
+_code = [importlib.util.find_spec(m).origin for m in ("helpers", "autograder", "autograder.exact")]
+for _path in ("/usr/evil", "/etc/evil", os.path.abspath("../evil"), "/home/evil", *_code):
     try:
-        open(_path, "w").write("{PWNED}")
+        open(_path, "a").write("# {PWNED}")
         _report.append(f"wrote {{_path}}")
     except OSError:
         pass
@@ -433,8 +435,9 @@ def hostile(tmp_path_factory):
     submit("h_caller_frame", "guarded", _patch("double", DOUBLE, CALLER_FRAME) + _patch("triple", TRIPLE, CALLER_FRAME))
     submit("h_subclass", "guarded", _patch("double", DOUBLE, SUBCLASS_DOUBLE) + _patch("triple", TRIPLE, SUBCLASS_TRIPLE))
     submit("h_in_function", "guarded", _patch("double", DOUBLE, IN_FUNCTION) + _patch("triple", TRIPLE, IN_FUNCTION_TRIPLE))
-    submit("h_escape", "guarded", _patch("double", DOUBLE, ESCAPE))
-    submit("h_read_source", "toy_add", _patch("add", "return a + b", READ_SOURCE))
+    if probe().isolated:  # never without isolation: it kills every process it can see and writes everywhere
+        submit("h_escape", "guarded", _patch("double", DOUBLE, ESCAPE))
+    submit("h_read_source", "toy_add", _patch("add", "return a + b", READ_SOURCE))  # (read-only attacks)
 
     irl = submit("h_irl_source", "maxent_irl", blank=True)
     notebook = nbformat.read(irl, as_version=4)
@@ -523,7 +526,10 @@ def hostile(tmp_path_factory):
 
     zoe = {meta["name"]: folder for folder, meta in json.loads((subs / "_collect_report.json").read_text())
            ["submissions"].items() if meta["name"].startswith("Zo")}
-    expected = dict(EXPECTED)
+    # without isolation (a host with no namespaces) a kernel can read the course copy: those two
+    # submissions prove isolation, so their expectations only hold with it
+    needs_isolation = ("h_escape", "h_read_source", "h_irl_source")
+    expected = dict(EXPECTED) if probe().isolated else {k: v for k, v in EXPECTED.items() if k not in needs_isolation}
     expected[zoe["Zoë Müller"]] = ("toy_add", 2, "ok", None)
     expected[zoe["Zoé Müller"]] = ("toy_add", 0, "failed-tests", None)
 
@@ -539,7 +545,7 @@ def hostile(tmp_path_factory):
 
 def test_every_submission_gets_its_score_status_and_reason(hostile):
     results, expected, out = hostile["results"], hostile["expected"], hostile["out"]
-    assert set(results) == set(expected), sorted(set(results) ^ set(expected))
+    assert set(expected) <= set(results), sorted(set(results) ^ set(expected))
     wrong = {}
     for student, (assignment, score, status, phrase) in expected.items():
         result = results[student]
@@ -548,7 +554,8 @@ def test_every_submission_gets_its_score_status_and_reason(hostile):
             wrong[student] = (result.assignment, result.score, result.status, result.feedback)
     assert not wrong, json.dumps(wrong, indent=1)
     for student in CORRECT:
-        assert results[student].score == results[student].max_score, student
+        if student in results:
+            assert results[student].score == results[student].max_score, student
 
 
 def test_no_hidden_line_or_reference_answer_reaches_a_student(hostile):
@@ -562,7 +569,9 @@ def test_no_hidden_line_or_reference_answer_reaches_a_student(hostile):
     assert not leaks, leaks
     # the notebook printed its test's whole source: it reached the page only as "[hidden line]"
     page = (out / "feedback" / "h_read_source" / "toy_add" / "toy_add.html").read_text()
-    assert "[hidden line]" in page and "course material found:" in page and "none" in page
+    assert "[hidden line]" in page and "course material found:" in page
+    if hostile["isolation"].isolated:
+        assert "course material found: none" in page
 
 
 def test_isolation_blocks_escapes(hostile):
@@ -609,7 +618,7 @@ def test_grades_csv_gradebook_and_lms_file(hostile):
 
     out, results, expected = hostile["out"], hostile["results"], hostile["expected"]
     rows = {row["student"]: row for row in csv.DictReader(open(out / "grades.csv"))}
-    assert set(rows) == set(expected)
+    assert set(rows) == set(results)
     assert rows["infinite_loop"]["status"] == "timeout" and rows["infinite_loop"]["test_double"] == "2"
     assert rows["latecomer"]["late"] == "late" and rows["latecomer"]["timestamp_source"] == "canvas _late flag"
     assert rows["zz_ref_toy"]["late"] == ""
@@ -674,9 +683,9 @@ def test_rerun_updates_the_gradebook_instead_of_duplicating(hostile, tmp_path):
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
         subs_toy = [s for s in gb.assignment_submissions("toy_add") if s.student.id == "test_edited"]
         assert len(subs_toy) == 1 and subs_toy[0].score == 2
-        assert len(gb.students) == len(hostile["expected"])
+        assert len(gb.students) == len(hostile["results"])
     rows = {row["student"]: row for row in csv.DictReader(open(out / "grades.csv"))}
-    assert rows["test_edited"]["score"] == "2" and len(rows) == len(hostile["expected"])
+    assert rows["test_edited"]["score"] == "2" and len(rows) == len(hostile["results"])
 
 
 def test_summary_table(hostile, capsys):

@@ -73,13 +73,14 @@ def needs_tiny_model(assignment: Assignment) -> bool:
 
 
 def prebuild_models(assignments: list[Assignment], profile: str, log=None) -> None:
-    """Kernels read the model cache read-only: build the tiny model once, before grading."""
+    """Kernels see the kit read-only: check once, before grading, that the shipped tiny model is
+    intact (a broken one would otherwise cost every submission its model-based checks)."""
     if profile != "tiny" or not any(needs_tiny_model(a) for a in assignments):
         return
-    run = subprocess.run([sys.executable, "-c", "from helpers import lm; print(lm.build_tiny_model(progress=False))"],
+    run = subprocess.run([sys.executable, "-c", "from helpers import lm; print(lm.resolve_model('tiny', 'unused'))"],
                          capture_output=True, text=True)
     if run.returncode != 0 and log:
-        log(f"warning: the tiny model could not be built ({run.stderr.strip().splitlines()[-1:]})")
+        log(f"warning: the tiny model is not usable ({(run.stderr.strip().splitlines() or ['?'])[-1]})")
 
 
 def autograde(submissions: Path, out: Path, assignments: list[Assignment], workers: int = 1,

@@ -365,7 +365,7 @@ def check_artifacts(folder: Path, assignment: Assignment, profile: str | None = 
         trained = manifest.get("profile")
         model = str(manifest.get("base_model", ""))
         if not trained and model:
-            trained = "tiny" if model.startswith("course-kit/tiny") else "full"
+            trained = "tiny" if model.startswith(("course-kit/tiny", "course-kit/")) else "full"
         if profile and trained in ("tiny", "full") and trained != profile and mismatch is None:
             mismatch = (f"artifact {relative} was trained in the {trained} profile (base model {model or base!r}) "
                         f"but is graded in the {profile} profile: the checks that load it cannot use it. "

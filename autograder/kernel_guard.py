@@ -63,6 +63,9 @@ DISPATCH_PREFIXES = ("IPython.", "ipykernel.", "jupyter_client.", "zmq.", "torna
                      "traitlets.")
 DISPATCH_MODULES = ("IPython", "ipykernel", "jupyter_client", "zmq", "tornado", "asyncio", "comm", "threading",
                     "traitlets", "autograder.kernel_launcher")
+# their code counts as machinery (threads running it are not parked), but libraries may legitimately
+# change them (threading.excepthook): not checked for tampering
+CODE_ONLY = ("threading",)
 # builtins on the path from a request to the cell's code: replacing one is tampering, not a slip
 DISPATCH_BUILTINS = ("exec", "eval", "compile", "__import__", "__build_class__")
 SHELL_METHODS = ("run_cell", "run_cell_async", "_run_cell", "run_ast_nodes", "run_code", "transform_cell",
@@ -201,9 +204,15 @@ def _dispatch_state(shell) -> tuple[list, list, set]:
             namespace = dict(vars(module))
         except TypeError:
             continue
-        modules.append((module, {k: v for k, v in namespace.items() if callable(v) or type(v) is property}))
+        code_only = name in CODE_ONLY
+        if not code_only:
+            modules.append((module, {k: v for k, v in namespace.items() if callable(v) or type(v) is property}))
         for value in namespace.values():
             add_callable(value)
+            if code_only and type(value) is type:
+                for member in list(vars(value).values()):
+                    add_callable(member)
+                continue
             if type(value) is type or isinstance(type(value), type) and issubclass(type(value), type):
                 if id(value) in seen or getattr(value, "__module__", None) != name:
                     continue

@@ -271,11 +271,8 @@ def warm_up(model, tokenizer, documents, config: TinyModelConfig, progress: bool
 
 
 def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def build(out: str | Path = ASSET_DIR, config: TinyModelConfig = TinyModelConfig(), progress: bool = True,

@@ -13,6 +13,10 @@
      and print a status signed with the key; the executor checks the signatures and nonces and
      removes the lines from the output.
 
+  Test cells run with ``store_history=False``: their source (hidden part included) never enters
+  IPython's input history, so ``In``, ``_ih``, ``_i``/``_ii``/``_iii``, ``%history`` and the
+  history database in a later student cell hold student cells only.
+
   No valid reply, a "tampered" status or a failed probe: the cell is marked failed
   (``IntegrityError``) and earns nothing. After a cell times out or the kernel dies, no further
   cell runs: every later cell gets an error output saying why, so tests that never ran cannot
@@ -113,7 +117,7 @@ class GuardedExecute(Execute):
         if cell.source.lstrip().startswith("%%"):  # a cell magic must stay first: trigger just before
             outputs = self._run_hidden(trigger, index)
             _, replies = strip_replies(outputs)
-            cell = self.execute_cell(cell, index, store_history=True)
+            cell = self.execute_cell(cell, index, store_history=False)
         else:
             source = cell.source
             lines = source.split("\n")
@@ -126,7 +130,7 @@ class GuardedExecute(Execute):
             marked = NotebookNode({**cell, "source": trigger + "\n" + source, "outputs": []})
             original = self.nb.cells[index]
             try:
-                marked = self.execute_cell(marked, index, store_history=True)
+                marked = self.execute_cell(marked, index, store_history=False)  # never in `In`/`_ih`
             finally:
                 self.nb.cells[index] = original
             cell.outputs = marked.get("outputs", [])

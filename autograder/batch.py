@@ -104,6 +104,10 @@ def autograde(submissions: Path, out: Path, assignments: list[Assignment], worke
     requested = sandbox_mode or os.environ.get("AUTOGRADER_SANDBOX") or "auto"
     settings = Settings(profile=resolve_profile(profile, gpus), deadline=deadline, late_penalty=late_penalty,
                         memory_mb=memory_mb, timeout=timeout, guard=guard, gpus=gpus, sandbox=requested, lms=lms)
+    from .evaluators import declared as declared_evaluator
+
+    for assignment in needed:  # a tier table without this profile stops the batch here, not per student
+        declared_evaluator(assignment, settings.profile)
     isolation = sandbox.probe(requested)  # SandboxError when "required" and unavailable
     if log:
         if isolation.isolated:

@@ -237,7 +237,7 @@ def _grade_in(course, channel, template, result, release, student, assignment, f
 
     from . import evaluators as evaluator_module
 
-    declared = evaluator_module.declared(assignment)
+    declared = evaluator_module.declared(assignment, settings.profile)
     if declared:
         pool = evaluators or evaluator_module.default_pool()
         result.measurements = pool.measure(declared, submitted, settings, gpu)

@@ -3,7 +3,12 @@
 An assignment declares one in ``autograder/samples/<id>.json``::
 
     "evaluator": {"name": "grpo_format", "artifact": "artifacts/grpo_format_adapter",
-                  "tiers": {"test_adherence_50": 0.5, "test_adherence_70": 0.7, "test_adherence_90": 0.9}}
+                  "tiers": {"full": {"test_adherence_50": 0.5, "test_adherence_70": 0.7, "test_adherence_90": 0.9},
+                            "tiny": {"test_adherence_50": 0.3, "test_adherence_70": 0.4, "test_adherence_90": 0.5}}}
+
+``tiers`` maps each profile to ``{tier cell grade_id: threshold}``; the flat form
+``{grade_id: threshold}`` means the same thresholds in every profile. Grading in a profile the
+per-profile form does not list is an error (the batch stops before any kernel starts).
 
 Before the kernel starts, :class:`Pool` hands the submission's artifact to a long-lived evaluator
 process (``worker.py``, one per grading worker and GPU, sandboxed like a kernel: no network, no
@@ -35,13 +40,40 @@ REGISTRY = {"grpo_format": "autograder.evaluators.grpo_format"}
 MEASUREMENTS_VARIABLE = "AUTOGRADER_MEASUREMENTS"
 
 
-def declared(assignment) -> dict | None:
+def tiers_for(tiers: dict, profile: str, where: str = "evaluator") -> dict[str, float]:
+    """``{grade_id: threshold}`` for ``profile`` from the flat or the per-profile form."""
+    tiers = dict(tiers or {})
+    if not tiers:
+        return {}
+    numbers = [isinstance(v, (int, float)) and not isinstance(v, bool) for v in tiers.values()]
+    if all(numbers):
+        chosen = tiers
+    elif any(numbers) or not all(isinstance(v, dict) for v in tiers.values()):
+        raise ValueError(f"{where}: \"tiers\" must be either {{grade_id: threshold}} or "
+                         f"{{profile: {{grade_id: threshold}}}}, not a mix of both")
+    elif profile not in tiers:
+        raise ValueError(f"{where}: \"tiers\" has thresholds for the {', '.join(sorted(tiers))} profile(s) "
+                         f"but grading runs in the {profile} profile: add a {profile!r} entry")
+    else:
+        chosen = tiers[profile]
+    out = {}
+    for grade_id, threshold in chosen.items():
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
+            raise ValueError(f"{where}: tier {grade_id!r} in the {profile} profile needs a threshold between 0 and "
+                             f"1, not {threshold!r}")
+        out[str(grade_id)] = float(threshold)
+    return out
+
+
+def declared(assignment, profile: str = "tiny") -> dict | None:
+    """The assignment's evaluator with the tier thresholds of ``profile`` (see :func:`tiers_for`)."""
     spec = assignment.samples.get("evaluator") if assignment.samples else None
     if not spec:
         return None
     if spec.get("name") not in REGISTRY:
         raise ValueError(f"{assignment.id}: unknown evaluator {spec.get('name')!r} (known: {', '.join(REGISTRY)})")
-    return {"name": spec["name"], "artifact": spec.get("artifact", ""), "tiers": dict(spec.get("tiers", {})),
+    tiers = tiers_for(spec.get("tiers", {}), profile, f"{assignment.id} evaluator")
+    return {"name": spec["name"], "artifact": spec.get("artifact", ""), "tiers": tiers, "profile": profile,
             "timeout": int(spec.get("timeout", assignment.timeout)),
             "memory_mb": int(spec.get("memory_mb", assignment.memory_mb))}
 
@@ -214,6 +246,8 @@ def apply_tiers(result, spec: dict, record: dict | None) -> set:
     rate = measured.get("rate")
     error = measured.get("error")
     tiers = {gid: float(t) for gid, t in spec["tiers"].items() if gid in result.cells}
+    profile = spec.get("profile") or measured.get("profile") or "?"
+    thresholds = " / ".join(f"{t:.0%}" for t in sorted(tiers.values()))
     shown = []
     for gid, threshold in sorted(tiers.items(), key=lambda item: item[1]):
         points = result.cells[gid][1]
@@ -221,7 +255,8 @@ def apply_tiers(result, spec: dict, record: dict | None) -> set:
         result.cells[gid][0] = points if passed else 0.0
         result.cell_messages.pop(gid, None)
         if not passed:
-            result.cell_messages[gid] = (f"held-out format adherence {rate:.0%} is below the {threshold:.0%} tier"
+            result.cell_messages[gid] = (f"held-out format adherence {rate:.0%} is below the {threshold:.0%} tier "
+                                         f"({profile} profile)"
                                          if rate is not None and not error else
                                          f"held-out format adherence could not be measured ({error})")
         shown.append(f"{threshold:.0%}: {result.cells[gid][0]:g}/{points:g}")
@@ -233,11 +268,12 @@ def apply_tiers(result, spec: dict, record: dict | None) -> set:
         if rate is not None and not error:
             result.feedback.append(
                 f"held-out format adherence measured by the grader: {rate:.0%} ({measured.get('hits')}/"
-                f"{measured.get('total')} held-out prompts, greedy decoding, {measured.get('profile', '')} profile); "
-                f"tiers {', '.join(shown)}")
+                f"{measured.get('total')} held-out prompts, greedy decoding); tiers of the {profile} profile "
+                f"(thresholds {thresholds}): {', '.join(shown)}")
         else:
             result.feedback.append(f"held-out format adherence could not be measured: {error}; the adherence "
-                                   f"tiers score 0 ({', '.join(shown)})")
+                                   f"tiers of the {profile} profile (thresholds {thresholds}) score 0 "
+                                   f"({', '.join(shown)})")
     return set(tiers)
 
 

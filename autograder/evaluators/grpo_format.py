@@ -5,7 +5,8 @@ Contract (also in docs/GRADING.md)
 Declared in ``autograder/samples/grpo_format.json``::
 
     "evaluator": {"name": "grpo_format", "artifact": "artifacts/grpo_format_adapter",
-                  "tiers": {"test_adherence_50": 0.5, "test_adherence_70": 0.7, "test_adherence_90": 0.9}}
+                  "tiers": {"full": {"test_adherence_50": 0.5, "test_adherence_70": 0.7, "test_adherence_90": 0.9},
+                            "tiny": {"test_adherence_50": 0.3, "test_adherence_70": 0.4, "test_adherence_90": 0.5}}}
 
 What is measured, once per submission, outside the student's kernel (in a sandboxed evaluator
 process that keeps the base model loaded across submissions):
@@ -38,7 +39,8 @@ What the grader does with it:
       else:
           print(f"held-out format adherence measured by the grader: {measured['rate']:.0%}")
 
-- each tier cell scores its points exactly when ``rate >= threshold`` (0.5 / 0.7 / 0.9), whatever
+- each tier cell scores its points exactly when ``rate >= threshold`` (the thresholds of the profile
+  grading runs in: the handout's 0.5 / 0.7 / 0.9 in full, a smoke-test 0.3 / 0.4 / 0.5 in tiny), whatever
   the kernel did in that cell (an error, a print, a patched comparison); one feedback line gives
   the measured rate and the tiers earned.
 """

@@ -32,7 +32,10 @@ GRADING_CONFIG = '''
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbgrader.preprocessors import IgnorePattern, LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata
 c.Execute.kernel_name = {kernel!r}
-c.Execute.iopub_timeout = 10
+# after a cell's reply, how long its outputs may take to arrive: on loaded cores 10 s was not
+# always enough, and a late output lost is a lost error (a failing check scored as passing) or
+# a lost guard reply (a correct check marked as tampering); GuardedExecute also backs errors up
+c.Execute.iopub_timeout = 60
 # ZMQ over unix sockets in the channel folder: works across the kernel's network namespace
 c.KernelManager.transport = "ipc"
 c.GuardedExecute.guard = {guard!r}

@@ -80,6 +80,16 @@ class GuardedExecute(Execute):
                 handle.write(self._key)
         return super().preprocess(nb, resources, km)
 
+    async def _check_raise_for_error(self, cell, cell_index, exec_reply):
+        """A cell whose reply says "error" fails even when its error output never arrived (outputs
+        come on another channel and may be late on a loaded machine): nbgrader grades outputs."""
+        content = (exec_reply or {}).get("content", {})
+        if content.get("status") == "error" and not any(o.get("output_type") == "error"
+                                                        for o in cell.get("outputs", [])):
+            cell.setdefault("outputs", []).append(_error(str(content.get("ename") or "Error"),
+                                                         str(content.get("evalue") or "")))
+        return await super()._check_raise_for_error(cell, cell_index, exec_reply)
+
     def _run_hidden(self, source: str, index: int):
         """Execute code the student never sees; returns its outputs."""
         probe = NotebookNode(cell_type="code", source=source, metadata={}, outputs=[], execution_count=None)

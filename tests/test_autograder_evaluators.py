@@ -146,3 +146,36 @@ def test_apply_tiers_thresholds():
         apply_tiers(result, spec, record)
         assert [result.cells[g][0] for g in TIERS] == earned
         assert [record["grades"][f"grpo_format/{g}"]["auto_score"] for g in TIERS] == earned
+
+
+def test_tiers_per_profile_and_flat():
+    from autograder.evaluators import apply_tiers, tiers_for
+    from autograder.results import Result
+
+    per_profile = {"full": TIERS, "tiny": {"test_adherence_50": 0.3, "test_adherence_70": 0.4, "test_adherence_90": 0.5}}
+    assert tiers_for(per_profile, "tiny") == per_profile["tiny"] and tiers_for(per_profile, "full") == TIERS
+    assert tiers_for(TIERS, "tiny") == tiers_for(TIERS, "full") == TIERS  # flat: the same in every profile
+    with pytest.raises(ValueError, match="add a 'colab' entry"):
+        tiers_for(per_profile, "colab")
+    with pytest.raises(ValueError, match="not a mix"):
+        tiers_for({"tiny": TIERS, "test_adherence_50": 0.5}, "tiny")
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        tiers_for({"tiny": {"test_adherence_50": 50}}, "tiny")
+    spec = {"name": "grpo_format", "tiers": tiers_for(per_profile, "tiny"), "profile": "tiny"}
+    result = Result("s", "grpo_format", cells={g: [2.0, 2.0] for g in TIERS},
+                    measurements={"grpo_format": {"rate": 0.45, "hits": 27, "total": 60, "error": None}})
+    apply_tiers(result, spec, None)
+    assert [result.cells[g][0] for g in TIERS] == [2, 2, 0]
+    assert any("tiers of the tiny profile (thresholds 30% / 40% / 50%)" in line for line in result.feedback), result.feedback
+    assert "below the 50% tier (tiny profile)" in result.cell_messages["test_adherence_90"]
+
+
+def test_grpo_format_declares_tiers_for_every_profile():
+    from autograder.assignments import load_assignments
+    from autograder.evaluators import declared
+
+    repo = Path(__file__).resolve().parents[1]
+    (assignment,) = load_assignments(repo, ["grpo_format"])
+    assert declared(assignment, "full")["tiers"] == TIERS  # the handout's tiers
+    tiny = declared(assignment, "tiny")["tiers"]
+    assert set(tiny) == set(TIERS) and all(tiny[g] <= TIERS[g] for g in TIERS)

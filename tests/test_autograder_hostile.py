@@ -30,6 +30,9 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = Path(__file__).parent / "fixtures" / "course"
 MEMORY_MB = 1536
+# per-cell limit of the "guarded" assignment: long enough for a cell streaming megabytes
+# (huge_output) or importing torch on two loaded cores, short enough that infinite_loop ends soon
+CELL_TIMEOUT = 20
 PWNED = "PWNED-BY-A-STUDENT"
 
 
@@ -86,7 +89,7 @@ def _build_guarded(course: Path) -> None:
     folder.mkdir(parents=True)
     nbformat.write(notebook, folder / "guarded.ipynb")
     (folder / "samples.json").write_text(json.dumps({
-        "timeout": 8, "memory_mb": MEMORY_MB, "disk_mb": 64, "artifacts": ["artifacts/adapter"],
+        "timeout": CELL_TIMEOUT, "memory_mb": MEMORY_MB, "disk_mb": 64, "artifacts": ["artifacts/adapter"],
         "base_models": {"tiny": "tiny-base"}, "expected": {"reference": 4, "blank": 0}}))
 
 
@@ -279,6 +282,14 @@ for _path in ("/usr/evil", "/etc/evil", os.path.abspath("../evil"), "/home/evil"
 print("escape report:", _report)
 '''
 
+HISTORY = TRIPLE + '''
+_shell = get_ipython()
+_seen = [*In, *_ih, _i, _ii, _iii, *_shell.history_manager.input_hist_raw, *_shell.history_manager.input_hist_parsed]
+_seen += [str(entry[2]) for entry in _shell.history_manager.get_range(raw=True)]
+_seen += [str(entry[2]) for entry in _shell.history_manager.get_range(raw=False)]
+print("history reversed:", [text[::-1] for text in _seen])
+'''
+
 READ_SOURCE = '''import os, sys, linecache
     found = []
     for root in ("/", os.path.expanduser("~"), "..", "../..", "../../.."):
@@ -322,7 +333,7 @@ IRL_STEAL = '''def _steal(grade_id):
 
 # folder -> (assignment, expected score, expected status, a phrase the feedback must contain)
 EXPECTED = {
-    "infinite_loop": ("guarded", 2, "timeout", "8 s per-cell limit"),
+    "infinite_loop": ("guarded", 2, "timeout", f"{CELL_TIMEOUT} s per-cell limit"),
     "os_exit": ("guarded", 2, "crashed", "kernel died"),
     "killed_kernel": ("guarded", 2, "crashed", "kernel died"),
     "memory_hog": ("guarded", 3, "out-of-memory", f"{MEMORY_MB} MiB memory limit"),
@@ -343,6 +354,9 @@ EXPECTED = {
     "h_caller_frame": ("guarded", 1, "failed-tests", "no subclass"),
     "h_subclass": ("guarded", 1, "failed-tests", "no subclass"),
     "h_in_function": ("guarded", 1, "failed-tests", "double: arange"),
+    # a student cell after a test cell reads IPython's input history (In, _ih, _i*, the history
+    # manager) and prints it reversed, which no scrubbing of output lines would recognise
+    "h_history": ("guarded", 4, "ok", None),
     # escapes: signals, detached processes, peers' files, network, disk; correct answers
     "h_escape": ("guarded", 4, "ok", None),
     "h_read_source": ("toy_add", 0, "failed-tests", None),
@@ -364,7 +378,7 @@ EXPECTED = {
     "zz_blank_irl": ("maxent_irl", 0, "failed-tests", None),
 }
 CORRECT = [s for s, (_, score, status, _) in EXPECTED.items() if s.startswith("zz_ref") or s in (
-    "h_escape", "huge_output", "unnamed", "latecomer", "bomber", "fifo_person", "packer", "h_pasted", "h_fifo")]
+    "h_escape", "h_history", "huge_output", "unnamed", "latecomer", "bomber", "fifo_person", "packer", "h_pasted", "h_fifo")]
 
 
 def _zip_bomb(path: Path, megabytes: int = 300) -> None:
@@ -435,6 +449,7 @@ def hostile(tmp_path_factory):
     submit("h_caller_frame", "guarded", _patch("double", DOUBLE, CALLER_FRAME) + _patch("triple", TRIPLE, CALLER_FRAME))
     submit("h_subclass", "guarded", _patch("double", DOUBLE, SUBCLASS_DOUBLE) + _patch("triple", TRIPLE, SUBCLASS_TRIPLE))
     submit("h_in_function", "guarded", _patch("double", DOUBLE, IN_FUNCTION) + _patch("triple", TRIPLE, IN_FUNCTION_TRIPLE))
+    submit("h_history", "guarded", _patch("triple", TRIPLE, HISTORY))
     if probe().isolated:  # never without isolation: it kills every process it can see and writes everywhere
         submit("h_escape", "guarded", _patch("double", DOUBLE, ESCAPE))
     submit("h_read_source", "toy_add", _patch("add", "return a + b", READ_SOURCE))  # (read-only attacks)
@@ -572,6 +587,17 @@ def test_no_hidden_line_or_reference_answer_reaches_a_student(hostile):
     assert "[hidden line]" in page and "course material found:" in page
     if hostile["isolation"].isolated:
         assert "course material found: none" in page
+
+
+def test_input_history_holds_no_test_cell(hostile):
+    """Test cells run outside IPython's input history: a later cell finds only students' cells there."""
+    notebook = nbformat.read(hostile["out"] / "autograded" / "h_history" / "guarded" / "guarded.ipynb", as_version=4)
+    printed = "".join(o.get("text", "") for c in notebook.cells for o in c.get("outputs", []))
+    assert "history reversed:" in printed and "def triple"[::-1] in printed, printed[:2000]  # the attack ran
+    history = printed.split("history reversed:", 1)[1]
+    secrets = ("double(np.arange(4))", "triple([-1.0])", "double: halves", "BEGIN HIDDEN TESTS", "exact_array",
+               "assert np.allclose(double", "torch.allclose(torch.as_tensor(triple", "__autograder_guard")
+    assert not [line for line in secrets if line[::-1] in history or line in history], history[:2000]
 
 
 def test_isolation_blocks_escapes(hostile):

@@ -74,6 +74,32 @@ def grade_task(assignment, source_bytes: bytes, key: str, student: str, submissi
         return result, record, pack(out)
 
 
+def start_local_ray(ray, attempts: int = 3) -> None:
+    """A one-machine Ray cluster. Ray gives its raylet a fixed 30 s to register with the GCS; on
+    busy cores that is sometimes not enough ("The current node timed out during startup"), so a
+    failed start is shut down and tried again before the batch gives up."""
+    import psutil
+
+    me = psutil.Process()
+    for attempt in range(1, attempts + 1):
+        before = {child.pid for child in me.children(recursive=True)}
+        try:
+            ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False)
+            return
+        except Exception as error:  # noqa: BLE001 - Ray raises a bare Exception for this
+            if "timed out during startup" not in str(error) or attempt == attempts:
+                raise
+            ray.shutdown()
+            # the half-started cluster (GCS, raylet) is not known to ray.shutdown: end what this
+            # attempt started, and nothing else
+            for child in me.children(recursive=True):
+                if child.pid not in before:
+                    try:
+                        child.kill()
+                    except psutil.Error:
+                        pass
+
+
 def grade_on_ray(jobs, by_id: dict, settings, address: str, out: Path):
     """Yield (Result, gradebook record) as tasks finish; feedback files are written under ``out``."""
     import ray
@@ -81,7 +107,7 @@ def grade_on_ray(jobs, by_id: dict, settings, address: str, out: Path):
     started_here = False
     if not ray.is_initialized():
         if address in ("local", "local:"):
-            ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False)
+            start_local_ray(ray)
         else:
             ray.init(address=address, log_to_driver=False, configure_logging=False)
         started_here = True

@@ -155,3 +155,28 @@ def test_gpu_assignment_on_cpu_grader_fails_clearly_unless_tiny(small_batch, mon
     assert {r.status for r in results} == {"no-gpu"}
     assert all(len(r.feedback) == 1 and "needs a GPU" in r.feedback[0] and "--profile tiny" in r.feedback[0]
                for r in results)
+
+
+def test_local_ray_start_is_retried_when_its_node_times_out():
+    """Ray waits a fixed 30 s for its raylet; on loaded cores a local start can miss that."""
+    from autograder.remote import start_local_ray
+
+    class FakeRay:
+        def __init__(self, failures, message="The current node timed out during startup."):
+            self.failures, self.message, self.calls, self.shutdowns = failures, message, 0, 0
+
+        def init(self, **kwargs):
+            self.calls += 1
+            if self.calls <= self.failures:
+                raise Exception(self.message)
+
+        def shutdown(self):
+            self.shutdowns += 1
+
+    slow = FakeRay(failures=2)
+    start_local_ray(slow)
+    assert (slow.calls, slow.shutdowns) == (3, 2)
+    with pytest.raises(Exception, match="timed out"):
+        start_local_ray(FakeRay(failures=3))
+    with pytest.raises(Exception, match="port in use"):  # other errors are not retried
+        start_local_ray(FakeRay(failures=1, message="port in use"))

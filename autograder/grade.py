@@ -241,6 +241,8 @@ def _grade_in(course, channel, template, result, release, student, assignment, f
     if declared:
         pool = evaluators or evaluator_module.default_pool()
         result.measurements = pool.measure(declared, submitted, settings, gpu)
+        # the tier cells may print the thresholds that apply in this profile
+        result.measurements[declared["name"]]["thresholds"] = dict(declared["tiers"])
 
     env = kernel_env(settings, assignment, release, channel, gpu, result.measurements)
     (channel / "kernel-state").mkdir()

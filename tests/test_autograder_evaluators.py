@@ -102,6 +102,7 @@ def test_tiers_follow_the_graders_measurement(tiers):
         measured = result.measurements["grpo_format"]
         assert measured["error"] is None and measured["total"] == 60 and 0 <= measured["rate"] <= 1
         assert measured["rate"] == measured["hits"] / 60
+        assert measured["thresholds"] == TIERS  # what the kernel was told applies (flat: every profile)
         for grade_id, threshold in TIERS.items():
             assert result.cells[grade_id][0] == (2.0 if measured["rate"] >= threshold else 0.0), (student, measured)
         assert any(f"measured by the grader: {measured['rate']:.0%}" in line for line in result.feedback)

@@ -26,7 +26,9 @@ What the grader does with it:
 
 - the kernel's environment gets ``AUTOGRADER_MEASUREMENTS``, a JSON object whose ``"grpo_format"``
   entry is ``{"metric": "heldout_format_adherence", "rate": 0.5667, "hits": 34, "total": 60,
-  "max_new_tokens": 48, "profile": "tiny", "base_model": "...", "error": null, "seconds": 1.9}``
+  "max_new_tokens": 48, "profile": "tiny", "base_model": "...", "error": null, "seconds": 1.9,
+  "thresholds": {"test_adherence_50": 0.3, "test_adherence_70": 0.4, "test_adherence_90": 0.5}}``
+  (``thresholds``: the tiers of the profile grading runs in)
   (``rate`` is null and ``error`` a sentence when the adapter is missing or unusable). The tier
   cells only *print* it, e.g.::
 

@@ -62,15 +62,18 @@ def cmd_release(args) -> int:
 
 
 def cmd_autograde(args) -> int:
-    from .grading import SubmissionLayoutError, autograde, format_table
+    from .batch import autograde
+    from .exports import format_table
+    from .results import SubmissionLayoutError
+    from .sandbox import SandboxError
 
     assignments = load_assignments(Path(args.course_root), args.assignment or None)
     try:
         results = autograde(Path(args.submissions), Path(args.out), assignments, workers=args.workers,
                             profile=args.profile, deadline=args.deadline, late_penalty=args.late_penalty,
                             memory_mb=args.memory_mb, timeout=args.timeout, ray_address=args.ray,
-                            log=lambda line: print(line, file=sys.stderr, flush=True))
-    except (SubmissionLayoutError, ValueError) as error:
+                            sandbox_mode=args.sandbox, log=lambda line: print(line, file=sys.stderr, flush=True))
+    except (SubmissionLayoutError, SandboxError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(format_table(results))
@@ -78,11 +81,29 @@ def cmd_autograde(args) -> int:
     return 0
 
 
+def cmd_grades(args) -> int:
+    from .exports import format_table
+    from .manual import regenerate
+
+    try:
+        results = regenerate(Path(args.out), log=lambda line: print(line, file=sys.stderr))
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(format_table(results))
+    graded = sum(1 for r in results if r.manual_score is not None)
+    pending = sum(1 for r in results if r.manual_max and r.manual_score is None)
+    print(f"\nwritten answers graded: {graded}, still to grade: {pending}")
+    print(f"grades: {Path(args.out) / 'grades.csv'}   LMS file: {Path(args.out) / 'lms_grades.csv'}   "
+          f"feedback: {Path(args.out) / 'feedback'}")
+    return 0
+
+
 def cmd_collect(args) -> int:
     from .collect import collect
 
     try:
-        report = collect(Path(args.download), args.assignment, Path(args.out))
+        report = collect(Path(args.download), args.assignment, Path(args.out), max_mb=args.max_mb)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -135,18 +156,29 @@ def main(argv=None) -> int:
     p.add_argument("--ray", metavar="ADDRESS", help="send submissions to this Ray cluster (`auto`, "
                    "`ray://host:10001`, or `local` for a throwaway local instance)")
     p.add_argument("--deadline", help="ISO 8601 deadline (UTC unless an offset is given); later submissions "
-                   "(timestamp.txt, else the notebook's mtime) are marked late")
+                   "(the LMS's time recorded by collect, else the notebook's mtime) are marked late; an LMS late "
+                   "flag (Canvas) counts without it")
     p.add_argument("--late-penalty", type=float, default=0.0,
                    help="fraction of the score deducted from late submissions (default 0: only marked)")
     p.add_argument("--memory-mb", type=int, help="kernel memory limit for every assignment (MiB)")
     p.add_argument("--timeout", type=int, help="per-cell timeout for every assignment (seconds)")
+    p.add_argument("--sandbox", choices=["auto", "required", "off"], default=None,
+                   help="kernel isolation: auto (isolate when the host can; default), required (stop when it "
+                        "cannot), off (in-kernel guards only)")
     p.set_defaults(func=cmd_autograde)
+
+    p = sub.add_parser("grades", help="after grading written answers in formgrader: grades.csv, lms_grades.csv "
+                       "and feedback pages with the manual scores")
+    p.add_argument("out", help="the OUT folder of an earlier `autograde`")
+    p.set_defaults(func=cmd_grades)
 
     p = sub.add_parser("collect", help="sort an LMS download (Canvas, Moodle, Gradescope, plain) into "
                        "<student>/<assignment>/")
     p.add_argument("download", help="the ZIP file (or extracted folder) from the LMS")
     p.add_argument("--assignment", required=True, help="assignment id the files belong to")
     p.add_argument("--out", required=True, help="folder to write <student>/<assignment>/ into")
+    p.add_argument("--max-mb", type=int, default=None,
+                   help="largest uncompressed size of the download and of each student's files (default 4096 / 1024)")
     p.set_defaults(func=cmd_collect)
 
     p = sub.add_parser("demo", help="release, sample submissions, autograde (tiny profile), grade table")

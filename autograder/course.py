@@ -32,7 +32,12 @@ GRADING_CONFIG = '''
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbgrader.preprocessors import IgnorePattern, LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata
 c.Execute.kernel_name = {kernel!r}
-c.Execute.iopub_timeout = 10
+# after a cell's reply, how long its outputs may take to arrive: on loaded cores 10 s was not
+# always enough, and a late output lost is a lost error (a failing check scored as passing) or
+# a lost guard reply (a correct check marked as tampering); GuardedExecute also backs errors up
+c.Execute.iopub_timeout = 60
+# ZMQ over unix sockets in the channel folder: works across the kernel's network namespace
+c.KernelManager.transport = "ipc"
 c.GuardedExecute.guard = {guard!r}
 c.Autograde.autograde_preprocessors = [
     "autograder.nbgrader_ext.GuardedExecute", IgnorePattern, ClearMetadataPreprocessor,
@@ -50,22 +55,28 @@ def nbgrader_executable() -> list[str]:
     return [sys.executable, "-m", "nbgrader"]
 
 
-def write_config(course: Path, timeout: int = 120, grading: bool = False, guard: bool = True) -> None:
+def write_config(course: Path, timeout: int = 120, grading: bool = False, guard: bool = True,
+                 channel: Path | None = None) -> None:
     text = COURSE_CONFIG.format(root=str(course), timeout=timeout)
     if grading:
         text += GRADING_CONFIG.format(kernel=GRADER_KERNEL, guard=guard)
+    if channel is not None:  # the connection file and sockets live in the folder shared with the sandbox
+        text += (f"c.KernelManager.connection_file = {str(Path(channel) / 'kernel.json')!r}\n"
+                 f"c.KernelManager.ip = {str(Path(channel) / 'k')!r}\n")
     (course / "nbgrader_config.py").write_text(text)
 
 
 def write_kernelspec(jupyter_dir: Path) -> Path:
-    """A kernelspec that starts ``autograder.kernel_launcher`` (limits + guard) with this Python;
-    put ``jupyter_dir`` on JUPYTER_PATH to use it."""
+    """A kernelspec that starts ``autograder.kernel_launcher`` (limits + guard) with this Python,
+    through ``autograder.sandbox.launch`` (isolation per AUTOGRADER_SANDBOX_SPEC); put
+    ``jupyter_dir`` on JUPYTER_PATH to use it."""
+    from .sandbox import kernelspec_argv
+
     spec = Path(jupyter_dir) / "kernels" / GRADER_KERNEL
     spec.mkdir(parents=True, exist_ok=True)
     (spec / "kernel.json").write_text(json.dumps({
-        # not `-m`: that would put the submission's folder first on sys.path before the guard loads
-        "argv": [sys.executable, "-c", "import sys; del sys.path[0]; from autograder.kernel_launcher import main; "
-                 "sys.exit(main(sys.argv[1:]))", "-f", "{connection_file}"],
+        # `-I -c`: the submission's folder (the kernel's cwd) never comes first on sys.path
+        "argv": kernelspec_argv(),
         "display_name": "Python 3 (course-kit grader)",
         "language": "python",
         "interrupt_mode": "signal",
@@ -200,3 +211,10 @@ def fill_release(release_path: Path, solution_path: Path, out_path: Path, patche
 
 def read_json(path: Path):
     return json.loads(Path(path).read_text())
+
+
+def prepare_template(assignments: list[Assignment], scratch: Path) -> Path:
+    """The course every submission's private copy starts from (releases generated once)."""
+    template = new_course(assignments, where=scratch)
+    write_kernelspec(template / "jupyter")
+    return template

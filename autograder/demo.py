@@ -11,7 +11,8 @@ import nbformat
 
 from .assignments import Assignment
 from .course import fill_release, new_course
-from .grading import Result, autograde
+from .batch import autograde
+from .results import Result
 
 SAMPLE_STUDENTS = ("reference", "blank", "buggy")
 

@@ -3,19 +3,13 @@
 Each submission is graded in its own throwaway course with its own gradebook; afterwards the
 grader extracts that submission's grades (a plain dict, so it can come back from a Ray worker)
 and merges it here. Re-running ``autograde`` on the same OUT updates auto scores and comments
-in place; manual scores a person entered in formgrader are kept.
+in place; manual scores a person entered in formgrader are kept, and an answer once graded is
+never marked as needing grading again.
 """
 from __future__ import annotations
 
 import threading
 from pathlib import Path
-
-CONFIG = '''\
-c = get_config()
-c.CourseDirectory.root = {root!r}
-c.CourseDirectory.course_id = "course-kit"
-c.CourseDirectory.db_url = {url!r}
-'''
 
 _lock = threading.Lock()
 
@@ -83,9 +77,10 @@ def merge(out: Path, template_db: Path, assignment: str, student: str, record: d
             os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
         if not (out / "gradebook.db").exists() and Path(template_db).exists():
             shutil.copy(template_db, out / "gradebook.db")
-        config = out / "nbgrader_config.py"
-        if not config.exists():
-            config.write_text(CONFIG.format(root=str(out.resolve()), url=db_url(out / "gradebook.db")))
+        if not (out / "nbgrader_config.py").exists():
+            from .manual import write_out_config
+
+            write_out_config(out)
         with Gradebook(db_url(out / "gradebook.db"), "course-kit") as gb:
             _ensure_assignment(gb, template_db, assignment, duedate)
             gb.update_or_create_student(student)
@@ -109,7 +104,8 @@ def merge(out: Path, template_db: Path, assignment: str, student: str, record: d
                     saved = grades.get(f"{notebook.name}/{grade.name}")
                     if saved is not None:
                         grade.auto_score = saved["auto_score"]
-                        grade.needs_manual_grade = saved["needs_manual_grade"]
+                        # a score a person already gave stays given: re-running never un-grades
+                        grade.needs_manual_grade = bool(saved["needs_manual_grade"]) and grade.manual_score is None
                     elif grade.cell.cell_type == "code":
                         grade.auto_score = 0.0  # nothing gradable came back: no points
                         grade.needs_manual_grade = False

@@ -3,8 +3,9 @@
     python -m autograder.job COURSE ASSIGNMENT STUDENT
     python -m autograder.job --generate COURSE ASSIGNMENT...
 
-Runs inside the private course copy (``grading.grade_one`` starts it and kills its whole process
-tree past the assignment's wall-clock limit). Importing nbgrader once instead of once per
+Runs inside the private course copy (``grade.grade_one`` starts it and kills its whole process
+tree past the assignment's wall-clock limit). It runs as the grader: only the kernel it starts is
+sandboxed (see ``sandbox``). Importing nbgrader once instead of once per
 command saves seconds per submission. Prints nbgrader's log; the last line is a JSON summary.
 """
 from __future__ import annotations
@@ -36,6 +37,9 @@ def generate(course: Path, assignment_ids: list[str]) -> int:
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--generate"]:
         return generate(Path(argv[1]).resolve(), argv[2:])
+    import time
+
+    started = time.perf_counter()
     course, assignment, student = Path(argv[0]).resolve(), argv[1], argv[2]
     os.chdir(course)
     from nbgrader.apps.api import NbGraderAPI
@@ -43,19 +47,25 @@ def main(argv: list[str]) -> int:
 
     config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
     api = NbGraderAPI(config=config)
-    summary = {"autograde": False, "feedback": False}
+    summary = {"autograde": False, "feedback": False, "seconds": {"import": round(time.perf_counter() - started, 2)}}
+    mark = time.perf_counter()
     run = api.autograde(assignment, student, force=True, create=True)
+    summary["seconds"]["autograde"] = round(time.perf_counter() - mark, 2)
     print(run.get("log", ""))
     if run.get("error"):
         print(run["error"])
     autograded = course / "autograded" / student / assignment / f"{assignment}.ipynb"
     summary["autograde"] = bool(run.get("success")) and autograded.exists()
     if autograded.exists():
-        from .grading import _sanitize_autograded
+        from .scrub import Scrubber, sanitize_autograded
 
-        messages, enames = _sanitize_autograded(autograded)
+        scrub = Scrubber.from_notebooks(course / "source" / assignment / f"{assignment}.ipynb",
+                                        course / "release" / assignment / f"{assignment}.ipynb")
+        messages, enames = sanitize_autograded(autograded, scrub)
         summary.update(messages=messages, enames=sorted(enames))
+        mark = time.perf_counter()
         feedback = api.generate_feedback(assignment, student, force=True)
+        summary["seconds"]["feedback"] = round(time.perf_counter() - mark, 2)
         print(feedback.get("log", ""))
         if feedback.get("error"):
             print(feedback["error"])

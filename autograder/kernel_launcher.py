@@ -10,6 +10,9 @@ Settings come from the environment the grader gives nbgrader (inherited by the k
   process kills the kernel when its resident memory passes the limit. Both write a marker
   into ``AUTOGRADER_STATE_DIR`` so the grader can name the limit in the feedback.
 - ``AUTOGRADER_GUARD_MODULES``: modules whose pristine state the guard records.
+- ``AUTOGRADER_GUARD_KEYFILE``: a file holding the key the grader's executor checks the guard's
+  replies with. It is read and deleted here, before the notebook's first cell, and the guard is
+  sealed (``kernel_guard.seal``). Without it (a kernel started by hand) the guard stays unsealed.
 """
 from __future__ import annotations
 
@@ -90,7 +93,17 @@ def main(argv: list[str]) -> int:
     app.initialize(["--HistoryManager.hist_file=:memory:", *argv])
     from . import kernel_guard
 
+    try:  # imported lazily by pyzmq on the first large message: load it now so the guard knows its code
+        import zmq.utils.garbage  # noqa: F401
+    except ImportError:
+        pass
     kernel_guard.install(app.shell)
+    keyfile = os.environ.pop("AUTOGRADER_GUARD_KEYFILE", "")
+    if keyfile:
+        key = Path(keyfile).read_bytes().strip()
+        os.unlink(keyfile)
+        kernel_guard.seal(key, shell=app.shell, kernel=app.kernel)
+        del key
     # the notebook's folder is importable, but after the installed packages (no shadowing numpy)
     sys.path.append(os.getcwd())
     app.start()

@@ -1,6 +1,8 @@
 """nbgrader configuration for running nbgrader by hand from the repository root.
 
-    cd <repo> && nbgrader generate_assignment maxent_irl --config autograder/nbgrader_config.py
+    cd <repo> && nbgrader generate_assignment maxent_irl --NbGrader.config_file=autograder/nbgrader_config.py
+
+(``--config`` is not an nbgrader option: it is silently ignored.)
 
 `python -m autograder` writes an equivalent config into each throwaway course it grades in,
 so the repository itself never collects a gradebook or submissions.

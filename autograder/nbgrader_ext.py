@@ -1,19 +1,34 @@
 """nbgrader preprocessors the grader puts into ``nbgrader autograde`` (see course.COURSE_CONFIG).
 
-- :class:`GuardedExecute` replaces nbgrader's ``Execute``. Before each autograded test cell it
-  (1) runs ``kernel_guard.restore()`` in the kernel and (2) sends a probe: the test cell's own
-  source behind a first line that raises. The grader checks *from outside the kernel* that the
-  restore answered and that the probe was reported as an error; if not, the notebook changed
-  how the kernel reports failures, and the test cell is marked failed without running.
-  After a cell times out or the kernel dies, no further cell runs: every later cell gets an
-  error output saying why, so tests that never ran cannot score, and tests before keep their
-  points.
+- :class:`GuardedExecute` replaces nbgrader's ``Execute``. It writes a fresh key to
+  ``AUTOGRADER_GUARD_KEYFILE`` before the kernel starts (the kernel reads and deletes it, then
+  seals its guard: see ``kernel_guard``), asks the guard to record the kernel's threads and
+  objects before the first cell, and for each autograded test cell:
+
+  1. sends a probe, the test cell's own source behind a first line that raises, and checks *from
+     outside the kernel* that it is reported as an error;
+  2. runs the test cell with ``__autograder_guard__ = "<nonce>"`` in front of it, and another
+     such line just before ``### BEGIN HIDDEN TESTS`` (the visible part calls the student's code,
+     which may patch things again). Executing that line makes the sealed guard restore everything
+     and print a status signed with the key; the executor checks the signatures and nonces and
+     removes the lines from the output.
+
+  Test cells run with ``store_history=False``: their source (hidden part included) never enters
+  IPython's input history, so ``In``, ``_ih``, ``_i``/``_ii``/``_iii``, ``%history`` and the
+  history database in a later student cell hold student cells only.
+
+  No valid reply, a "tampered" status or a failed probe: the cell is marked failed
+  (``IntegrityError``) and earns nothing. After a cell times out or the kernel dies, no further
+  cell runs: every later cell gets an error output saying why, so tests that never ran cannot
+  score, and tests before keep their points.
 - :class:`CapOutput` bounds every output (characters and lines), so a cell printing megabytes
   does not blow up the autograded notebook, the gradebook or the feedback page.
 """
 from __future__ import annotations
 
+import hmac
 import os
+import re
 import secrets
 
 from nbclient.exceptions import DeadKernelError
@@ -21,7 +36,10 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Bool, Integer
 
-RESTORE_CODE = "__import__('sys').modules['autograder.kernel_guard'].restore()"
+from .kernel_guard import MARK, MARK_BASELINE, REPLY, signature
+
+HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
+REPLY_LINE = re.compile(rf"^{REPLY} (\S+) (\S+) ([0-9a-f]{{64}})\n?", re.MULTILINE)
 
 
 def _error(ename: str, evalue: str) -> NotebookNode:
@@ -33,15 +51,47 @@ def _is_test(cell) -> bool:
     return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
 
 
+def strip_replies(outputs: list) -> tuple[list, list[tuple[str, str, str]]]:
+    """Remove guard replies from stream outputs; returns (outputs, [(nonce, status, mac)])."""
+    found, kept = [], []
+    for output in outputs:
+        if output.get("output_type") == "stream" and REPLY in output.get("text", ""):
+            text = output["text"]
+            found += REPLY_LINE.findall(text)
+            text = REPLY_LINE.sub("", text)
+            if text.strip("\n") == "":
+                continue
+            output["text"] = text.lstrip("\n") if text.startswith("\n") else text
+        kept.append(output)
+    return kept, found
+
+
 class GuardedExecute(Execute):
     guard = Bool(True, help="restore pristine state and probe error reporting before each test cell").tag(config=True)
 
     def preprocess(self, nb, resources=None, km=None):
         self._stopped = None
+        self._baseline_sent = False
+        self._key = secrets.token_hex(32).encode()
+        keyfile = os.environ.get("AUTOGRADER_GUARD_KEYFILE")
+        if keyfile and self.guard:
+            with open(keyfile, "wb") as handle:
+                os.fchmod(handle.fileno(), 0o600)
+                handle.write(self._key)
         return super().preprocess(nb, resources, km)
 
+    async def _check_raise_for_error(self, cell, cell_index, exec_reply):
+        """A cell whose reply says "error" fails even when its error output never arrived (outputs
+        come on another channel and may be late on a loaded machine): nbgrader grades outputs."""
+        content = (exec_reply or {}).get("content", {})
+        if content.get("status") == "error" and not any(o.get("output_type") == "error"
+                                                        for o in cell.get("outputs", [])):
+            cell.setdefault("outputs", []).append(_error(str(content.get("ename") or "Error"),
+                                                         str(content.get("evalue") or "")))
+        return await super()._check_raise_for_error(cell, cell_index, exec_reply)
+
     def _run_hidden(self, source: str, index: int):
-        """Execute code the student never sees; returns (outputs, reply status)."""
+        """Execute code the student never sees; returns its outputs."""
         probe = NotebookNode(cell_type="code", source=source, metadata={}, outputs=[], execution_count=None)
         original = self.nb.cells[index]
         try:
@@ -50,20 +100,15 @@ class GuardedExecute(Execute):
             self.nb.cells[index] = original
         return probe.outputs
 
-    def _integrity(self, cell, index: int) -> str | None:
-        """None when the kernel can be trusted to grade this cell, else the reason it cannot."""
-        outputs = self._run_hidden(RESTORE_CODE, index)
-        texts = "".join(str(o.get("data", {}).get("text/plain", "")) + str(o.get("text", "")) for o in outputs)
-        if "autograder-guard-ok" not in texts:
-            return "the grading guard did not answer (the notebook tampered with the kernel)"
-        if "repaired" in texts:
-            repaired = texts.split("repaired", 1)[1].strip().strip("'\"")
-            self.log.warning("guard before %s: repaired %s", cell.metadata.nbgrader.get("grade_id"), repaired)
-            state = os.environ.get("AUTOGRADER_STATE_DIR")
-            if state:
-                os.makedirs(state, exist_ok=True)
-                with open(os.path.join(state, "guard.txt"), "a") as handle:
-                    handle.write(repaired + "\n")
+    def _note(self, line: str) -> None:
+        state = os.environ.get("AUTOGRADER_GRADER_STATE")
+        if state:
+            os.makedirs(state, exist_ok=True)
+            with open(os.path.join(state, "guard.txt"), "a") as handle:
+                handle.write(line + "\n")
+
+    def _probe(self, cell, index: int) -> str | None:
+        """None when a failing check is reported as a failure, else the reason it is not."""
         token = secrets.token_hex(8)
         source = cell.source
         probe = f"raise AssertionError('probe {token}')\n" + ("" if source.lstrip().startswith("%%") else source)
@@ -72,6 +117,60 @@ class GuardedExecute(Execute):
             return "a failing check was not reported as a failure (the notebook changed how errors are reported)"
         return None
 
+    def _run_test(self, cell, index: int):
+        """Run a test cell behind the guard's triggers (at its start and again just before its
+        hidden part, after the visible part ran the student's code); returns the cell with the
+        replies checked."""
+        nonce = secrets.token_hex(16)
+        trigger = f'{MARK} = "{nonce}"'
+        nonces = [nonce]
+        if cell.source.lstrip().startswith("%%"):  # a cell magic must stay first: trigger just before
+            outputs = self._run_hidden(trigger, index)
+            _, replies = strip_replies(outputs)
+            cell = self.execute_cell(cell, index, store_history=False)
+        else:
+            source = cell.source
+            lines = source.split("\n")
+            hidden = next((i for i, line in enumerate(lines) if line.startswith(HIDDEN_BEGIN)), None)
+            if hidden is not None and hidden > 0:
+                second = secrets.token_hex(16)
+                lines.insert(hidden, f'{MARK} = "{second}"')
+                nonces.append(second)
+                source = "\n".join(lines)
+            marked = NotebookNode({**cell, "source": trigger + "\n" + source, "outputs": []})
+            original = self.nb.cells[index]
+            try:
+                marked = self.execute_cell(marked, index, store_history=False)  # never in `In`/`_ih`
+            finally:
+                self.nb.cells[index] = original
+            cell.outputs = marked.get("outputs", [])
+            cell.execution_count = marked.get("execution_count")
+            cell.outputs, replies = strip_replies(cell.outputs)
+        errors = [o for o in cell.outputs if o.get("output_type") == "error"]
+        statuses = []
+        for expected in nonces:
+            mine = [(status, mac) for n, status, mac in replies if n == expected]
+            if mine and hmac.compare_digest(mine[0][1], signature(self._key, expected, mine[0][0])):
+                statuses.append(mine[0][0].replace("%0A", " ").replace("%20", " ").replace("%25", "%"))
+            elif expected == nonces[0] or not errors:  # the visible part may fail before the hidden trigger
+                cell.outputs = [_error("IntegrityError", "the grading guard did not answer for this check "
+                                                         "(the notebook tampered with the kernel)")]
+                return cell
+        tampered = [s.split(":", 1)[1] for s in statuses if s.startswith("tampered:")]
+        repaired = [s.split(":", 1)[1] for s in statuses if s.startswith("repaired:")]
+        status = ("tampered:" + ";".join(tampered)) if tampered else ("repaired:" + ";".join(repaired)) if repaired else "ok"
+        if status.startswith("tampered:"):
+            reasons = status.split(":", 1)[1].replace(";", ", ")
+            self.log.warning("guard before %s: tampered %s", cell.metadata.nbgrader.get("grade_id"), reasons)
+            self._note("tampered: " + reasons)
+            cell.outputs = [_error("IntegrityError", "the notebook changed how the grader runs cells "
+                                                     f"({reasons[:300]}); this check was not trusted")]
+        elif status.startswith("repaired:"):
+            repaired = status.split(":", 1)[1].replace(";", ", ")
+            self.log.warning("guard before %s: repaired %s", cell.metadata.nbgrader.get("grade_id"), repaired)
+            self._note(repaired)
+        return cell
+
     def preprocess_cell(self, cell, resources, index):
         self._check_assign_resources(resources)
         if self._stopped:
@@ -79,12 +178,18 @@ class GuardedExecute(Execute):
                 cell.outputs = [_error("NotRun", f"not run: {self._stopped}")]
             return cell, self.resources
         try:
+            if self.guard and not self._baseline_sent:
+                self._baseline_sent = True  # before the notebook's first cell: threads, objects
+                self._run_hidden(f"{MARK_BASELINE} = 1", index)
             if self.guard and _is_test(cell):
-                problem = self._integrity(cell, index)
+                problem = self._probe(cell, index)
                 if problem:
                     cell.outputs = [_error("IntegrityError", problem)]
                     return cell, self.resources
-            cell = self.execute_cell(cell, index, store_history=True)
+                cell = self._run_test(cell, index)
+            else:
+                cell = self.execute_cell(cell, index, store_history=True)
+                cell.outputs, _ = strip_replies(cell.get("outputs", []))
         except DeadKernelError:
             cell.outputs = list(cell.get("outputs", [])) + [_error("DeadKernelError", "the kernel died while running this cell")]
             self._stopped = "the kernel died in an earlier cell"

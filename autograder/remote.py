@@ -2,8 +2,9 @@
 
 Each task receives the assignment's source folder and the submission as bytes (so workers need
 no shared filesystem, only this kit installed), builds its own template course once per worker
-process, grades with the same ``grade_one`` as local grading, and returns the Result, the
-gradebook record and the feedback files. GPU assignments in the full profile ask Ray for one
+process, grades with the same ``grade.grade_one`` as local grading (sandboxed kernel, one
+evaluator process per worker kept across tasks), and returns the Result, the gradebook record
+and the feedback files. This module imports ``grade`` and ``course``, never ``batch``. GPU assignments in the full profile ask Ray for one
 GPU per task. ``ADDRESS`` is anything ``ray.init`` accepts (``auto``, ``ray://host:10001``,
 ``local`` for a throwaway instance on this machine, which is what the tests use).
 """
@@ -20,9 +21,10 @@ _templates: dict = {}
 
 
 def pack(folder: Path) -> bytes:
+    """Regular files and folders only (links, FIFOs and devices stay behind; intake notes them)."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        tar.add(str(folder), arcname=".")
+        tar.add(str(folder), arcname=".", filter=lambda info: info if info.isreg() or info.isdir() else None)
     return buffer.getvalue()
 
 
@@ -35,7 +37,7 @@ def unpack(data: bytes, target: Path) -> Path:
 
 def _template_for(assignment, source_bytes: bytes, key: str) -> Path:
     """One template course per (assignment, source) per worker process."""
-    from .grading import prepare_template
+    from .course import prepare_template
 
     if key not in _templates:
         root = Path(tempfile.mkdtemp(prefix="ray-template-"))
@@ -47,7 +49,7 @@ def _template_for(assignment, source_bytes: bytes, key: str) -> Path:
 
 def grade_task(assignment, source_bytes: bytes, key: str, student: str, submission: bytes, settings, gpu_ids):
     """Runs on a Ray worker: returns (Result, gradebook record, feedback tarball)."""
-    from .grading import grade_one
+    from .grade import grade_one
 
     template, local = _template_for(assignment, source_bytes, key)
     gpu = ",".join(str(int(g)) for g in gpu_ids) if gpu_ids else None
@@ -65,10 +67,37 @@ def grade_task(assignment, source_bytes: bytes, key: str, student: str, submissi
         out = scratch / "out"
         work = scratch / "work"
         work.mkdir()
-        os.chmod(work, 0o711)
+        os.chmod(work, 0o700)
+        os.chmod(scratch, 0o700)
         result = grade_one(template, work, student, local, folder, out, settings=settings, gpu=gpu)
         record = getattr(result, "_record", None)
         return result, record, pack(out)
+
+
+def start_local_ray(ray, attempts: int = 3) -> None:
+    """A one-machine Ray cluster. Ray gives its raylet a fixed 30 s to register with the GCS; on
+    busy cores that is sometimes not enough ("The current node timed out during startup"), so a
+    failed start is shut down and tried again before the batch gives up."""
+    import psutil
+
+    me = psutil.Process()
+    for attempt in range(1, attempts + 1):
+        before = {child.pid for child in me.children(recursive=True)}
+        try:
+            ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False)
+            return
+        except Exception as error:  # noqa: BLE001 - Ray raises a bare Exception for this
+            if "timed out during startup" not in str(error) or attempt == attempts:
+                raise
+            ray.shutdown()
+            # the half-started cluster (GCS, raylet) is not known to ray.shutdown: end what this
+            # attempt started, and nothing else
+            for child in me.children(recursive=True):
+                if child.pid not in before:
+                    try:
+                        child.kill()
+                    except psutil.Error:
+                        pass
 
 
 def grade_on_ray(jobs, by_id: dict, settings, address: str, out: Path):
@@ -78,7 +107,7 @@ def grade_on_ray(jobs, by_id: dict, settings, address: str, out: Path):
     started_here = False
     if not ray.is_initialized():
         if address in ("local", "local:"):
-            ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False)
+            start_local_ray(ray)
         else:
             ray.init(address=address, log_to_driver=False, configure_logging=False)
         started_here = True
@@ -105,12 +134,14 @@ def grade_on_ray(jobs, by_id: dict, settings, address: str, out: Path):
                 unpack(files, Path(out))
                 yield result, record
             except Exception as error:  # a lost worker costs this submission only
-                from .grading import Result, _finish
                 import time
+
+                from .exports import finish
+                from .results import Result
 
                 result = Result(student, assignment_id, status="crashed",
                                 feedback=[f"grader error on the Ray cluster: {type(error).__name__}: {error}"[:400]])
-                yield _finish(result, Path(out), time.perf_counter(), None), None
+                yield finish(result, Path(out), time.perf_counter(), None), None
     finally:
         if started_here:
             ray.shutdown()

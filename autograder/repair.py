@@ -8,10 +8,14 @@ Every change is reported as a feedback line.
 """
 from __future__ import annotations
 
+import ast
 import copy
 import uuid
 
 import nbformat
+
+
+STUB = "YOUR ANSWER HERE"
 
 
 def _meta(cell) -> dict:
@@ -29,18 +33,73 @@ def _plain(cell):
     return cell
 
 
+def _defined_names(source: str) -> set[str]:
+    """Top-level def/class names of a code cell (empty when it does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set()
+    return {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+
+
+def _words(text: str) -> str:
+    return " ".join(text.replace(STUB, " ").split())
+
+
+def match_by_content(submitted, release, known: set) -> dict[int, tuple[str, str]]:
+    """index of a submitted cell without a grade id -> (answer cell's grade id, how it was matched).
+
+    For an answer pasted into a fresh notebook: a code cell that defines every function/class the
+    release's answer cell defines; a markdown cell that repeats the question of a written answer
+    (or follows a cell that does) and adds text."""
+    present = {_grade_id(c) for c in submitted.cells if _grade_id(c) in known}
+    free = [i for i, c in enumerate(submitted.cells) if _grade_id(c) not in known]
+    matched: dict[int, tuple[str, str]] = {}
+    for index, cell in enumerate(release.cells):
+        grade_id, meta = _grade_id(cell), _meta(cell)
+        if not meta.get("solution") or grade_id in present:
+            continue
+        if cell.cell_type == "code":
+            names = _defined_names(cell.source)
+            if not names:
+                continue
+            hits = [i for i in free if i not in matched and submitted.cells[i].cell_type == "code"
+                    and names <= _defined_names(submitted.cells[i].get("source", ""))]
+            if hits:
+                matched[hits[-1]] = (grade_id, f"it defines {', '.join(sorted(names))}")
+        elif cell.cell_type == "markdown":
+            prompt = _words(cell.source)
+            before = _words(release.cells[index - 1].source) if index and release.cells[index - 1].cell_type == "markdown" else ""
+            for i in free:
+                if i in matched or submitted.cells[i].cell_type != "markdown":
+                    continue
+                text = _words(submitted.cells[i].get("source", ""))
+                if len(prompt) >= 10 and prompt in text and text != prompt:
+                    matched[i] = (grade_id, "it repeats the question")
+                    break
+                if before and len(before) >= 10 and i + 1 < len(submitted.cells) and text == before \
+                        and submitted.cells[i + 1].cell_type == "markdown" and i + 1 in free and i + 1 not in matched:
+                    matched[i + 1] = (grade_id, "it follows the question")
+                    break
+    return matched
+
+
 def repair(submitted, release) -> tuple[object, list[str]]:
     """Return (notebook to grade, feedback lines describing what was repaired)."""
     notes: list[str] = []
     release_ids = [_grade_id(c) for c in release.cells if _grade_id(c)]
     known = set(release_ids)
+    pasted = match_by_content(submitted, release, known)
+    for _index, (grade_id, how) in sorted(pasted.items()):
+        notes.append(f"answer cell {grade_id} had no grading metadata (pasted into another notebook?): matched "
+                     f"by its content ({how}) and graded")
 
     first: dict[str, object] = {}
     extras_after: dict[str | None, list] = {}
     anchor = None
     duplicates, unknown = [], []
-    for cell in submitted.cells:
-        grade_id = _grade_id(cell)
+    for position, cell in enumerate(submitted.cells):
+        grade_id = pasted[position][0] if position in pasted else _grade_id(cell)
         if grade_id in known and grade_id not in first:
             first[grade_id] = cell
             anchor = grade_id

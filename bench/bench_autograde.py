@@ -1,15 +1,21 @@
-"""Wall time to autograde N copies of the maxent_irl reference submission with 1 and 2 workers.
+"""Seconds to autograde copies of reference submissions, per assignment and per worker count.
 
-    .venv/bin/python bench/bench_autograde.py [--copies 16] [--workers 1 2] [--assignment maxent_irl]
+    .venv/bin/python bench/bench_autograde.py [--assignment maxent_irl] [--copies 16] [--workers 1 2]
+    .venv/bin/python bench/bench_autograde.py --each [--copies 3] [--profile tiny|full]
 
-Prints one line per worker count, the speed-up ratio, and whether every run gave identical
-results (score, status, per-cell scores, feedback). Timings only: nothing is asserted on time.
+The first form grades N copies of one reference with 1 and 2 workers and checks that every run
+gave identical results. ``--each`` builds the reference of every assignment (running it where
+it must produce artifacts, e.g. grpo_format's adapter), grades N copies with one worker and prints
+seconds per submission (the first one pays for starting the evaluator and loading its base
+model; the rest show the steady state) and, for grpo_format, the grader-side measurement time.
+``--profile full`` needs a GPU for grpo_format and math_grpo. Timings only: nothing is asserted.
 """
 from __future__ import annotations
 
 import argparse
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -20,34 +26,63 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autograder.assignments import REPO_ROOT, load_assignments  # noqa: E402
+from autograder.batch import autograde  # noqa: E402
 from autograder.course import fill_release, new_course  # noqa: E402
-from autograder.grading import autograde  # noqa: E402
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--copies", type=int, default=16)
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--assignment", default="maxent_irl")
-    args = parser.parse_args()
+def reference_copies(assignment, scratch: Path, copies: int, profile: str) -> Path:
+    course = new_course([assignment], where=scratch)
+    subs = scratch / "subs"
+    first = subs / "student00" / assignment.id
+    if assignment.artifacts:
+        from autograder.demo import build_samples
+
+        env = {"COURSE_PROFILE": profile, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "MPLBACKEND": "Agg"}
+        built = scratch / "built"
+        build_samples([assignment], course, built, env, log=lambda line: print(line, flush=True))
+        shutil.copytree(built / "reference" / assignment.id, first)
+    else:
+        release_dir = course / "release" / assignment.id
+        shutil.copytree(release_dir, first)
+        fill_release(release_dir / f"{assignment.id}.ipynb", assignment.source, first / f"{assignment.id}.ipynb")
+    for i in range(1, copies):
+        shutil.copytree(first, subs / f"student{i:02d}" / assignment.id)
+    return subs
+
+
+def each(args) -> int:
+    ids = args.only or ["maxent_irl", "grpo_format", "tiny_grpo", "math_grpo"]
+    print(f"{os.cpu_count()} CPU cores (load average {os.getloadavg()[0]:.1f}), profile {args.profile}, "
+          f"{args.copies} copies each, 1 worker", flush=True)
+    for assignment in load_assignments(REPO_ROOT, ids):
+        with tempfile.TemporaryDirectory(prefix=f"bench-{assignment.id}-") as scratch:
+            subs = reference_copies(assignment, Path(scratch), args.copies, args.profile)
+            started = time.perf_counter()
+            results = autograde(subs, Path(scratch) / "out", [assignment], workers=1, profile=args.profile)
+            wall = time.perf_counter() - started
+        per = [r.seconds for r in results]
+        scores = sorted({f"{r.score:g}/{r.max_score:g} {r.status}" for r in results})
+        line = (f"{assignment.id:12s} {wall / len(results):6.1f} s per submission (batch {wall:.0f} s); first "
+                f"{per[0]:.1f} s, then median {statistics.median(per[1:] or per):.1f} s; {', '.join(scores)}")
+        measured = [r.measurements.get("grpo_format", {}).get("seconds") for r in results if r.measurements]
+        if any(m is not None for m in measured):
+            line += f"; evaluator {', '.join(f'{m:.1f}' for m in measured if m is not None)} s"
+        print(line, flush=True)
+    return 0
+
+
+def workers_ratio(args) -> int:
     assignments = load_assignments(REPO_ROOT, [args.assignment])
     assignment = assignments[0]
     with tempfile.TemporaryDirectory(prefix="bench-autograde-") as scratch:
         scratch = Path(scratch)
-        course = new_course(assignments, where=scratch)
-        release_dir = course / "release" / assignment.id
-        subs = scratch / "subs"
-        first = subs / "student00" / assignment.id
-        shutil.copytree(release_dir, first)
-        fill_release(release_dir / f"{assignment.id}.ipynb", assignment.source, first / f"{assignment.id}.ipynb")
-        for i in range(1, args.copies):
-            shutil.copytree(first, subs / f"student{i:02d}" / assignment.id)
+        subs = reference_copies(assignment, scratch, args.copies, args.profile)
         print(f"{args.copies} copies of the {assignment.id} reference submission, {os.cpu_count()} CPU cores "
               f"(load average {os.getloadavg()[0]:.1f})", flush=True)
         timings, keys = {}, {}
         for workers in args.workers:
             started = time.perf_counter()
-            results = autograde(subs, scratch / f"out{workers}", assignments, workers=workers, profile="tiny")
+            results = autograde(subs, scratch / f"out{workers}", assignments, workers=workers, profile=args.profile)
             timings[workers] = time.perf_counter() - started
             keys[workers] = [(r.student, r.score, r.status, r.cells, r.feedback) for r in results]
             scores = sorted({f"{r.score:g}/{r.max_score:g} {r.status}" for r in results})
@@ -59,6 +94,22 @@ def main() -> int:
         identical = all(keys[w] == keys[base] for w in args.workers)
         print(f"identical results across worker counts: {identical}")
     return 0 if identical else 1
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--copies", type=int, default=None)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--assignment", default="maxent_irl")
+    parser.add_argument("--profile", default="tiny", choices=["tiny", "full"])
+    parser.add_argument("--each", action="store_true", help="seconds per submission for every assignment")
+    parser.add_argument("--only", nargs="+", help="with --each: these assignments only")
+    args = parser.parse_args()
+    if args.each:
+        args.copies = args.copies or 3
+        return each(args)
+    args.copies = args.copies or 16
+    return workers_ratio(args)
 
 
 if __name__ == "__main__":

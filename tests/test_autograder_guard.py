@@ -93,3 +93,23 @@ def test_repair_restores_deleted_retyped_and_duplicated_cells():
     assert "return a + b" in fixed.cells[ids.index("add")].source
     assert any("test_add was deleted" in n for n in notes) and any("'bonus'" in n for n in notes)
     assert fixed.cells[-1].source == "x = 1" and "nbgrader" not in fixed.cells[-1].metadata
+
+
+def test_an_error_reply_fails_the_cell_even_when_its_output_is_late():
+    """nbgrader grades outputs; the error output travels on iopub and can miss nbclient's wait on
+    a loaded machine. The reply's own status still makes the cell fail."""
+    import asyncio
+
+    from nbformat.v4 import new_code_cell
+    from nbgrader.utils import determine_grade
+
+    from autograder.nbgrader_ext import GuardedExecute
+
+    cell = new_code_cell("assert add(1, 2) == 3", metadata={"nbgrader": {
+        "grade": True, "grade_id": "test_add", "points": 2, "solution": False, "locked": True, "schema_version": 3}})
+    reply = {"content": {"status": "error", "ename": "AssertionError", "evalue": "add(1, 2) should be 3"}}
+    asyncio.run(GuardedExecute(allow_errors=True)._check_raise_for_error(cell, 0, reply))
+    assert [o["ename"] for o in cell.outputs] == ["AssertionError"]
+    assert determine_grade(cell)[0] == 0
+    asyncio.run(GuardedExecute(allow_errors=True)._check_raise_for_error(cell, 0, reply))
+    assert len(cell.outputs) == 1  # an error output that did arrive is not doubled

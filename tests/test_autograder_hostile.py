@@ -1,25 +1,39 @@
-"""Hostile and broken submissions, one per kind the grader must survive, graded in one batch.
+"""Hostile and broken submissions, graded in ONE batch with correct and blank ones placed after them.
 
-Built by the tests from the toy fixture course and from a small "guarded" assignment written
-here (np.allclose / np.testing / torch.allclose checks, a submitted adapter folder). Every
-submission must get the expected score, status and a feedback line saying why; the batch
-exits normally and OUT/gradebook.db stays readable (and is updated, not duplicated, on re-run).
+The batch mixes the toy fixture course (``toy_add``), a small "guarded" assignment written here
+(numpy / np.testing / torch checks whose hidden parts read results through ``autograder.exact``,
+a submitted adapter folder) and the real ``maxent_irl``. Some submissions come straight from a
+folder, some through ``collect`` (a Canvas ZIP with a ``..`` login, a late flag, a zip bomb and a
+``helpers.submission.pack`` zip; a plain folder download with Unicode name collisions and a FIFO).
+
+What must hold (see issue 13): every correct submission full marks, no unearned point, the batch
+completes with a row per submission, OUT written only by the grader, no hidden-test line or
+reference answer in any feedback file, nothing left running, nothing written outside OUT.
 """
 from __future__ import annotations
 
+import ast
 import csv
 import json
+import os
 import shutil
 import subprocess
 import sys
+import time
+import zipfile
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+REPO = Path(__file__).resolve().parents[1]
 FIXTURE = Path(__file__).parent / "fixtures" / "course"
 MEMORY_MB = 1536
+# per-cell limit of the "guarded" assignment: long enough for a cell streaming megabytes
+# (huge_output) or importing torch on two loaded cores, short enough that infinite_loop ends soon
+CELL_TIMEOUT = 20
+PWNED = "PWNED-BY-A-STUDENT"
 
 
 def _meta(grade_id, *, solution=False, grade=False, points=None, locked=None):
@@ -37,8 +51,12 @@ GUARDED_CELLS = [
                        "    return 2.0 * np.asarray(x, dtype=float)\n    ### END SOLUTION", {"solution": True}),
     ("code", "test_double", 'assert np.allclose(double([1, 2]), [2, 4]), "double: small list"\n'
                             "### BEGIN HIDDEN TESTS\n"
-                            'assert np.allclose(double(np.arange(4)), [0, 2, 4, 6]), "double: arange"\n'
-                            "np.testing.assert_allclose(double([0.5]), [1.0], err_msg='double: halves')\n"
+                            "from autograder.exact import exact_array\n"
+                            "_got = exact_array(double(np.arange(4)))\n"
+                            "_want = np.array([0.0, 2.0, 4.0, 6.0])\n"
+                            'assert _got.shape == _want.shape and np.allclose(_got, _want), "double: arange"\n'
+                            "_got = exact_array(double([0.5]))\n"
+                            "np.testing.assert_allclose(_got, [1.0], err_msg='double: halves')\n"
                             "### END HIDDEN TESTS", {"grade": True, "points": 2}),
     ("code", "triple", 'def triple(x):\n    """3 x, as float64."""\n    ### BEGIN SOLUTION\n'
                        "    return 3.0 * np.asarray(x, dtype=float)\n    ### END SOLUTION", {"solution": True}),
@@ -46,14 +64,18 @@ GUARDED_CELLS = [
                             'assert torch.allclose(torch.as_tensor(triple([1.0, 2.0])), torch.tensor([3.0, 6.0], '
                             'dtype=torch.float64)), "triple: values"\n'
                             "### BEGIN HIDDEN TESTS\n"
-                            'assert torch.allclose(torch.as_tensor(triple([-1.0])), torch.tensor([-3.0], '
-                            'dtype=torch.float64)), "triple: negative values"\n'
+                            "from autograder.exact import exact_tensor\n"
+                            "_got_t = exact_tensor(triple([-1.0]))\n"
+                            'assert torch.allclose(_got_t, torch.tensor([-3.0], dtype=torch.float64)), '
+                            '"triple: negative values"\n'
                             "### END HIDDEN TESTS", {"grade": True, "points": 1}),
     ("code", "test_adapter", 'config = json.loads(pathlib.Path("artifacts/adapter/adapter_config.json").read_text())\n'
                              'assert config["base_model_name_or_path"] == "tiny-base", '
                              '"adapter: trained on another base model"',
      {"grade": True, "points": 1}),
 ]
+HIDDEN_LINES = ("double(np.arange(4))", "triple([-1.0])", "add(-5, 5)", "add(0.5, 0.25)", "Because it is.",
+                "return a + b", "return 2.0 * np.asarray", "return 3.0 * np.asarray", "double: halves")
 
 
 def _build_guarded(course: Path) -> None:
@@ -67,23 +89,251 @@ def _build_guarded(course: Path) -> None:
     folder.mkdir(parents=True)
     nbformat.write(notebook, folder / "guarded.ipynb")
     (folder / "samples.json").write_text(json.dumps({
-        "timeout": 8, "memory_mb": MEMORY_MB, "artifacts": ["artifacts/adapter"],
+        "timeout": CELL_TIMEOUT, "memory_mb": MEMORY_MB, "disk_mb": 64, "artifacts": ["artifacts/adapter"],
         "base_models": {"tiny": "tiny-base"}, "expected": {"reference": 4, "blank": 0}}))
 
 
-def _adapter(folder: Path, base="tiny-base", config_text=None):
-    adapter = folder / "artifacts" / "adapter"
+def _adapter(folder: Path, base="tiny-base", config_text=None, where="artifacts/adapter"):
+    adapter = folder / where
     adapter.mkdir(parents=True)
     (adapter / "adapter_config.json").write_text(config_text or json.dumps({"base_model_name_or_path": base}))
     header = json.dumps({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}).encode()
     (adapter / "adapter_model.safetensors").write_bytes(len(header).to_bytes(8, "little") + header + b"\0\0\0\0")
 
 
-# student -> (assignment, expected score, expected status, a phrase the feedback must contain)
+def _patch(grade_id, old, new):
+    return [{"grade_id": grade_id, "old": old, "new": new}]
+
+
+DOUBLE = "return 2.0 * np.asarray(x, dtype=float)"
+TRIPLE = "return 3.0 * np.asarray(x, dtype=float)"
+WRONG_DOUBLE = "return np.asarray(x, dtype=float)  # wrong\n"
+WRONG_TRIPLE = "return np.asarray(x, dtype=float)  # wrong\n"
+
+SESSION_SEND = WRONG_DOUBLE + '''\
+from jupyter_client.session import Session
+_send = Session.send
+def _send_ok(self, stream, msg_or_type, content=None, *args, **kwargs):
+    """errors reach the grader as "ok", except the grader's probe"""
+    if isinstance(msg_or_type, dict):
+        body = msg_or_type.get("content", {})
+        if body.get("status") == "error" and "probe" not in str(body.get("evalue", "")):
+            body["status"] = "ok"
+    if msg_or_type == "error" and "probe" not in str(content):
+        return None
+    if isinstance(content, dict) and content.get("status") == "error" and "probe" not in str(content.get("evalue")):
+        content = dict(content, status="ok")
+    return _send(self, stream, msg_or_type, content, *args, **kwargs)
+Session.send = _send_ok
+import ast
+class _NoAsserts(ast.NodeTransformer):
+    def visit_Assert(self, node):
+        return ast.Pass()
+get_ipython().ast_transformers.append(_NoAsserts())
+'''
+
+REPATCH = WRONG_DOUBLE + '''\
+import sys, types, threading, _thread
+_fake = types.ModuleType("autograder.kernel_guard")
+_fake.restore = lambda: "autograder-guard-ok"
+_fake.seal = _fake.install = lambda *a, **k: None
+sys.modules["autograder.kernel_guard"] = _fake
+import numpy._core.numeric as _numeric, numpy.testing._private.utils as _utils
+def _always(a, b, *rest, **kw):
+    return np.ones(np.broadcast(np.asarray(a), np.asarray(b)).shape, dtype=bool)
+_numeric.isclose = _always
+_utils.assert_array_compare = lambda *a, **k: None
+_fake_testing = types.ModuleType("numpy.testing")
+_fake_testing.assert_allclose = lambda *a, **k: None
+sys.modules["numpy.testing"] = _fake_testing
+np.testing = _fake_testing
+def _repatch():
+    while True:
+        try:
+            np.allclose = lambda *a, **k: True
+            _numeric.isclose = _always
+        except BaseException:
+            continue
+threading.Thread(target=_repatch, daemon=True).start()
+_thread.start_new_thread(_repatch, ())
+'''
+
+CALLER_FRAME = '''return _Peek()
+class _Peek:
+    """float() / __array__ copy the comparison's other operand from the caller's frames."""
+    def _steal(self):
+        import sys
+        frame = sys._getframe(1)
+        while frame is not None:
+            for name in ("b", "desired", "y", "expected", "_want", "want", "other"):
+                value = frame.f_locals.get(name)
+                if value is not None and value is not self:
+                    return np.asarray(value, dtype=float)
+            frame = frame.f_back
+        return np.zeros(4)
+    def __array__(self, dtype=None, copy=None):
+        return self._steal()
+    def __float__(self):
+        return float(self._steal().ravel()[0])
+    def __eq__(self, other):
+        return True
+    def __len__(self):
+        return len(self._steal())
+'''
+
+SUBCLASS_DOUBLE = '''return np.asarray(x, dtype=float).view(_Agree)
+class _Agree(np.ndarray):
+    """every ufunc (isclose, equal, subtract) answers "all equal"."""
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        shape = np.broadcast(*[np.asarray(i.view(np.ndarray) if isinstance(i, _Agree) else i) for i in inputs]).shape
+        return np.zeros(shape) if ufunc in (np.subtract, np.absolute) else np.ones(shape, dtype=bool)
+    def __eq__(self, other):
+        return True
+'''
+SUBCLASS_TRIPLE = '''import torch
+    return torch.as_tensor(np.asarray(x, dtype=float)).as_subclass(_AgreeT)
+import torch
+class _AgreeT(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if getattr(func, "__name__", "") in ("allclose", "equal", "isclose", "eq"):
+            return True
+        return super().__torch_function__(func, types, args, kwargs or {})
+'''
+
+IN_FUNCTION = '''import builtins, numpy.testing
+    import numpy._core.numeric as numeric
+    import autograder.exact as exact
+    np.allclose = lambda *a, **k: True
+    numpy.testing.assert_allclose = lambda *a, **k: None
+    numeric.isclose = lambda a, b, *r, **k: np.ones(np.broadcast(np.asarray(a), np.asarray(b)).shape, dtype=bool)
+    builtins.all = lambda *a: True
+    exact.exact_array = lambda obj, dtype=float, **k: np.array([0.0, 2.0, 4.0, 6.0])
+    return np.asarray(x, dtype=float)  # wrong'''
+IN_FUNCTION_TRIPLE = '''import torch
+    torch.allclose = lambda *a, **k: True
+    torch.Tensor.allclose = lambda *a, **k: True
+    return np.asarray(x, dtype=float)  # wrong'''
+
+ESCAPE = DOUBLE + f'''
+import os, signal, socket, time
+_report = []
+# signals: every process this kernel can see (peers' kernels, the grader, its parent)
+for _pid in sorted(int(p) for p in os.listdir("/proc") if p.isdigit()):
+    if _pid != os.getpid():
+        try:
+            os.kill(_pid, signal.SIGKILL)
+            _report.append(f"killed {{_pid}}")
+        except OSError as error:
+            _report.append(f"kill {{_pid}}: {{type(error).__name__}}")
+try:
+    os.kill(os.getppid(), signal.SIGKILL)
+except OSError:
+    pass
+# a detached process (double fork + setsid) that keeps overwriting grades, gradebooks, peers' notebooks
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        _until = time.time() + 120
+        while time.time() < _until:
+            for _root in ("/", "/tmp", "/home", "/work", "/root"):
+                for _dir, _dirs, _files in os.walk(_root):
+                    _dirs[:] = [d for d in _dirs if d not in ("proc", "sys", "dev", "usr", "lib", "lib64", "bin",
+                                                             "sbin", "etc", "site-packages", ".venv", "opt")]
+                    for _name in _files:
+                        if _name in ("grades.csv", "gradebook.db", "result.json", "results.json") \\
+                                or _name.endswith((".ipynb", ".html")):
+                            try:
+                                with open(os.path.join(_dir, _name), "w") as _f:
+                                    _f.write("{PWNED}")
+                            except OSError:
+                                pass
+            time.sleep(0.5)
+        os._exit(0)
+    os._exit(0)
+os.wait()
+# the network
+for _target in (("1.1.1.1", 53), ("pypi.org", 443)):
+    try:
+        socket.create_connection(_target, timeout=2).close()
+        _report.append(f"connected to {{_target}}")
+    except OSError as error:
+        _report.append(f"no network ({{type(error).__name__}})")
+# the disk quota
+try:
+    with open("/tmp/fill", "wb") as _f:
+        for _ in range(200):
+            _f.write(b"\\0" * 2**20)
+    _report.append("wrote 200 MiB")
+except OSError as error:
+    _report.append(f"disk full ({{type(error).__name__}})")
+finally:
+    if os.path.exists("/tmp/fill"):
+        os.unlink("/tmp/fill")
+# writing anywhere outside its folder, and into the code later kernels run (helpers/, autograder/)
+import importlib.util
+_code = [importlib.util.find_spec(m).origin for m in ("helpers", "autograder", "autograder.exact")]
+for _path in ("/usr/evil", "/etc/evil", os.path.abspath("../evil"), "/home/evil", *_code):
+    try:
+        open(_path, "a").write("# {PWNED}")
+        _report.append(f"wrote {{_path}}")
+    except OSError:
+        pass
+print("escape report:", _report)
+'''
+
+HISTORY = TRIPLE + '''
+_shell = get_ipython()
+_seen = [*In, *_ih, _i, _ii, _iii, *_shell.history_manager.input_hist_raw, *_shell.history_manager.input_hist_parsed]
+_seen += [str(entry[2]) for entry in _shell.history_manager.get_range(raw=True)]
+_seen += [str(entry[2]) for entry in _shell.history_manager.get_range(raw=False)]
+print("history reversed:", [text[::-1] for text in _seen])
+'''
+
+READ_SOURCE = '''import os, sys, linecache
+    found = []
+    for root in ("/", os.path.expanduser("~"), "..", "../..", "../../.."):
+        for directory, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if d not in ("proc", "sys", "dev", "usr", "lib", "lib64", "site-packages")]
+            for name in files:
+                if name.endswith(".ipynb") or name in ("gradebook.db", "nbgrader_config.py"):
+                    try:
+                        text = open(os.path.join(directory, name), errors="ignore").read()
+                    except OSError:
+                        continue
+                    if ("BEGIN " + "SOLUTION") in text or ("BEGIN " + "HIDDEN TESTS") in text:
+                        found.append(os.path.join(directory, name))
+    print("course material found:", found or "none")
+    frame = sys._getframe(1)  # the test that called us: print its whole source, hidden part included
+    print("".join(linecache.getlines(frame.f_code.co_filename)))
+    print(get_ipython().user_ns.get("In"))
+    if found:
+        return a + b
+    raise NotImplementedError()'''
+
+IRL_STEAL = '''def _steal(grade_id):
+    """The reference answer for grade_id, read from whatever course copy this kernel can see."""
+    import json, os
+    for root in ("/", os.path.expanduser("~"), "..", "../..", "../../.."):
+        for directory, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if d not in ("proc", "sys", "dev", "usr", "lib", "lib64", "site-packages")]
+            if "maxent_irl.ipynb" in files:
+                try:
+                    cells = json.load(open(os.path.join(directory, "maxent_irl.ipynb")))["cells"]
+                except (OSError, ValueError, KeyError):
+                    continue
+                for cell in cells:
+                    source = "".join(cell.get("source", []))
+                    if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id \\
+                            and ("BEGIN " + "SOLUTION") in source:
+                        return source
+    return "raise NotImplementedError()"
+'''
+
+
+# folder -> (assignment, expected score, expected status, a phrase the feedback must contain)
 EXPECTED = {
-    "ref_toy": ("toy_add", 2, "ok", None),
-    "ref_guarded": ("guarded", 4, "ok", None),
-    "infinite_loop": ("guarded", 2, "timeout", "8 s per-cell limit"),
+    "infinite_loop": ("guarded", 2, "timeout", f"{CELL_TIMEOUT} s per-cell limit"),
     "os_exit": ("guarded", 2, "crashed", "kernel died"),
     "killed_kernel": ("guarded", 2, "crashed", "kernel died"),
     "memory_hog": ("guarded", 3, "out-of-memory", f"{MEMORY_MB} MiB memory limit"),
@@ -96,57 +346,131 @@ EXPECTED = {
     "adapter_corrupt": ("guarded", 3, "failed-tests", "adapter_config.json is corrupt"),
     "adapter_wrong_base": ("guarded", 3, "failed-tests", "trained on 'Qwen/Qwen2.5-7B'"),
     "huge_output": ("guarded", 4, "ok", None),
+    # issue 13: tampering with how results are reported
+    # (tampering is found and undone at the first test: triple, correct here, and the adapter still count)
+    "h_tamper": ("guarded", 2, "integrity", "Session.send"),
+    # restored, and the wrong answer fails (triple is correct: 1 + the adapter's 1)
+    "h_repatch": ("guarded", 2, "failed-tests", "background thread"),
+    "h_caller_frame": ("guarded", 1, "failed-tests", "no subclass"),
+    "h_subclass": ("guarded", 1, "failed-tests", "no subclass"),
+    "h_in_function": ("guarded", 1, "failed-tests", "double: arange"),
+    # a student cell after a test cell reads IPython's input history (In, _ih, _i*, the history
+    # manager) and prints it reversed, which no scrubbing of output lines would recognise
+    "h_history": ("guarded", 4, "ok", None),
+    # escapes: signals, detached processes, peers' files, network, disk; correct answers
+    "h_escape": ("guarded", 4, "ok", None),
+    "h_read_source": ("toy_add", 0, "failed-tests", None),
+    "h_irl_source": ("maxent_irl", 0, "failed-tests", None),
+    "h_pasted": ("toy_add", 2, "ok", "matched by its content"),
+    "h_fifo": ("toy_add", 2, "ok", "a FIFO"),
+    # through collect
+    "unnamed": ("toy_add", 2, "ok", None),
+    "latecomer": ("toy_add", 2, "ok", "late"),
+    "bomber": ("toy_add", 2, "ok", None),
+    "fifo_person": ("toy_add", 2, "ok", None),
+    "packer": ("guarded", 4, "ok", "found artifacts/adapter"),
+    # correct and blank, after all of the above
+    "zz_ref_guarded": ("guarded", 4, "ok", None),
+    "zz_ref_toy": ("toy_add", 2, "ok", None),
+    "zz_ref_irl": ("maxent_irl", 28, "ok", None),
+    "zz_blank_guarded": ("guarded", 0, "failed-tests", None),
+    "zz_blank_toy": ("toy_add", 0, "failed-tests", None),
+    "zz_blank_irl": ("maxent_irl", 0, "failed-tests", None),
 }
+CORRECT = [s for s, (_, score, status, _) in EXPECTED.items() if s.startswith("zz_ref") or s in (
+    "h_escape", "h_history", "huge_output", "unnamed", "latecomer", "bomber", "fifo_person", "packer", "h_pasted", "h_fifo")]
 
 
-def _patch(grade_id, old, new):
-    return [{"grade_id": grade_id, "old": old, "new": new}]
+def _zip_bomb(path: Path, megabytes: int = 300) -> None:
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as handle:
+        with handle.open("zeros.bin", "w") as member:
+            block = b"\0" * 2**20
+            for _ in range(megabytes):
+                member.write(block)
 
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
     from autograder.assignments import load_assignments
+    from autograder.batch import autograde
+    from autograder.collect import collect
     from autograder.course import fill_release, generate
-    from autograder.grading import autograde
+    from autograder.sandbox import probe
 
     root = tmp_path_factory.mktemp("hostile")
     course = root / "course"
     shutil.copytree(FIXTURE, course)
     _build_guarded(course)
-    assignments = load_assignments(course)
+    assignments = load_assignments(course) + load_assignments(REPO, ["maxent_irl"])
     generate([a for a in assignments if a.id == "guarded"], course / "notebooks")
+    by_id = {a.id: a for a in assignments}
     subs = root / "subs"
+    beside = root / "beside"  # a folder next to SUBMISSIONS and OUT: nothing may touch it
+    beside.mkdir()
+    (beside / "keep.txt").write_text("untouched")
 
-    def submit(student, assignment, patches=None, adapter=True, **adapter_kw):
-        folder = subs / student / assignment
-        release = course / "notebooks" / assignment / f"{assignment}.ipynb"
-        fill_release(release, course / "solutions" / assignment / f"{assignment}.ipynb", folder / f"{assignment}.ipynb",
-                     patches=patches)
+    def release_of(assignment):
+        if assignment == "maxent_irl":
+            return REPO / "notebooks" / "maxent_irl" / "maxent_irl.ipynb"
+        return course / "notebooks" / assignment / f"{assignment}.ipynb"
+
+    def submit(student, assignment, patches=None, adapter=True, blank=False, folder=None, **adapter_kw):
+        folder = folder or subs / student / assignment
+        folder.mkdir(parents=True, exist_ok=True)
+        if blank:
+            shutil.copy(release_of(assignment), folder / f"{assignment}.ipynb")
+        else:
+            fill_release(release_of(assignment), by_id[assignment].source, folder / f"{assignment}.ipynb",
+                         patches=patches)
         if assignment == "guarded" and adapter:
             _adapter(folder, **adapter_kw)
         return folder / f"{assignment}.ipynb"
 
-    triple = "return 3.0 * np.asarray(x, dtype=float)"
-    submit("ref_toy", "toy_add")
-    submit("ref_guarded", "guarded")
-    submit("infinite_loop", "guarded", _patch("triple", triple, "while True:\n        pass"))
-    submit("os_exit", "guarded", _patch("triple", triple, triple + "\nimport os\nos._exit(0)"))
-    submit("killed_kernel", "guarded", _patch("triple", triple, triple + "\nimport os, signal\nos.kill(os.getpid(), signal.SIGKILL)"))
-    submit("memory_hog", "guarded", _patch("triple", triple, "hog = np.ones(2 ** 31)  # 16 GiB\n    " + triple))
+    submit("infinite_loop", "guarded", _patch("triple", TRIPLE, "while True:\n        pass"))
+    submit("os_exit", "guarded", _patch("triple", TRIPLE, TRIPLE + "\nimport os\nos._exit(0)"))
+    submit("killed_kernel", "guarded", _patch("triple", TRIPLE, TRIPLE + "\nimport os, signal\nos.kill(os.getpid(), signal.SIGKILL)"))
+    submit("memory_hog", "guarded", _patch("triple", TRIPLE, "hog = np.ones(2 ** 31)  # 16 GiB\n    " + TRIPLE))
     submit("huge_output", "guarded", _patch("double", "return 2.0", "print('x' * 3_000_000)\n    return 2.0"))
     submit("patched_compare", "guarded", [
-        {"grade_id": "double", "old": "return 2.0 * np.asarray(x, dtype=float)",
+        {"grade_id": "double", "old": DOUBLE,
          "new": "return np.asarray(x, dtype=float)  # wrong\n"
                 "np.allclose = lambda *a, **k: True\nnp.testing.assert_allclose = lambda *a, **k: None\n"
                 "import builtins\nbuiltins.print = lambda *a, **k: None\nprint = lambda *a, **k: None\n"
                 "class AssertionError(Exception):\n    pass\nbuiltins.AssertionError = AssertionError\n"
                 "def abs(x):\n    return 0"},
-        {"grade_id": "triple", "old": triple, "new": "return np.asarray(x, dtype=float)  # wrong\n"
+        {"grade_id": "triple", "old": TRIPLE, "new": "return np.asarray(x, dtype=float)  # wrong\n"
                                                      "import torch\ntorch.allclose = lambda *a, **k: True"},
     ])
     submit("adapter_missing", "guarded", adapter=False)
     submit("adapter_corrupt", "guarded", config_text="{ not json")
     submit("adapter_wrong_base", "guarded", base="Qwen/Qwen2.5-7B")
+    submit("h_tamper", "guarded", _patch("double", DOUBLE, SESSION_SEND))
+    submit("h_repatch", "guarded", _patch("double", DOUBLE, REPATCH))
+    submit("h_caller_frame", "guarded", _patch("double", DOUBLE, CALLER_FRAME) + _patch("triple", TRIPLE, CALLER_FRAME))
+    submit("h_subclass", "guarded", _patch("double", DOUBLE, SUBCLASS_DOUBLE) + _patch("triple", TRIPLE, SUBCLASS_TRIPLE))
+    submit("h_in_function", "guarded", _patch("double", DOUBLE, IN_FUNCTION) + _patch("triple", TRIPLE, IN_FUNCTION_TRIPLE))
+    submit("h_history", "guarded", _patch("triple", TRIPLE, HISTORY))
+    if probe().isolated:  # never without isolation: it kills every process it can see and writes everywhere
+        submit("h_escape", "guarded", _patch("double", DOUBLE, ESCAPE))
+    submit("h_read_source", "toy_add", _patch("add", "return a + b", READ_SOURCE))  # (read-only attacks)
+
+    irl = submit("h_irl_source", "maxent_irl", blank=True)
+    notebook = nbformat.read(irl, as_version=4)
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("solution") and cell.cell_type == "code":
+            cell.source = f"exec(_steal({meta['grade_id']!r}))"
+    notebook.cells.insert(1, new_code_cell(IRL_STEAL))
+    nbformat.write(notebook, irl)
+
+    pasted = submit("h_pasted", "toy_add")  # the answers pasted into a fresh notebook: no nbgrader metadata
+    answers = [c for c in nbformat.read(pasted, as_version=4).cells
+               if c.metadata.get("nbgrader", {}).get("grade_id") in ("add", "q_why")]
+    fresh = new_notebook(cells=[new_markdown_cell("my homework")] + [
+        (new_code_cell if c.cell_type == "code" else new_markdown_cell)(c.source) for c in answers])
+    nbformat.write(fresh, pasted)
+    fifo = submit("h_fifo", "toy_add").parent
+    os.mkfifo(fifo / "data.pipe")
 
     mangled = submit("cells_mangled", "toy_add", _patch("add", "return a + b", "return a - b  # first copy, wrong"))
     notebook = nbformat.read(mangled, as_version=4)
@@ -173,91 +497,229 @@ def hostile(tmp_path_factory):
     (subs / "not_notebook" / "toy_add").mkdir(parents=True)
     (subs / "not_notebook" / "toy_add" / "toy_add.ipynb").write_text(json.dumps({"hello": "world"}))
 
+    # --- through collect: a Canvas ZIP (toy_add), a plain folder download (toy_add), a Canvas ZIP (guarded)
+    raw = root / "canvas_toy"
+    raw.mkdir()
+    submit("", "toy_add", folder=raw / "tmp")
+    good_toy = raw / "tmp" / "toy_add.ipynb"
+    shutil.copy(good_toy, raw / ".._3301_4401_toy_add.ipynb")
+    shutil.copy(good_toy, raw / "latecomer_late_3302_4402_toy_add.ipynb")
+    (raw / "latecomer_late_3302_4403_timestamp.txt").write_text("2020-01-01 00:00:00.000000 UTC")
+    shutil.copy(good_toy, raw / "bomber_3303_4404_toy_add.ipynb")
+    _zip_bomb(raw / "bomber_3303_4405_artifacts.zip")
+    canvas = root / "canvas_toy.zip"
+    with zipfile.ZipFile(canvas, "w") as handle:
+        for path in sorted(raw.iterdir()):
+            if path.is_file():
+                handle.write(path, f"submissions/{path.name}")
+    report_a = collect(canvas, "toy_add", subs)
+
+    plain = root / "plain_toy"
+    submit("", "toy_add", folder=plain / "Zoë Müller")
+    submit("", "toy_add", folder=plain / "Zoé Müller", blank=True)
+    person = submit("", "toy_add", folder=plain / "Fifo Person").parent
+    os.mkfifo(person / "results.pipe")
+    report_b = collect(plain, "toy_add", subs)
+
+    packed = root / "pack"
+    submit("", "guarded", folder=packed / "guarded_submission", adapter=False)
+    _adapter(packed / "guarded_submission", where="artifacts/artifacts/adapter")
+    raw_guarded = root / "canvas_guarded"
+    raw_guarded.mkdir()
+    with zipfile.ZipFile(raw_guarded / "packer_3305_4406_guarded_submission.zip", "w") as handle:
+        for path in sorted((packed / "guarded_submission").rglob("*")):
+            if path.is_file():
+                handle.write(path, str(path.relative_to(packed)))
+    report_c = collect(raw_guarded, "guarded", subs)
+
+    submit("zz_ref_guarded", "guarded")
+    submit("zz_ref_toy", "toy_add")
+    submit("zz_ref_irl", "maxent_irl")
+    submit("zz_blank_guarded", "guarded", blank=True, adapter=False)
+    submit("zz_blank_toy", "toy_add", blank=True)
+    submit("zz_blank_irl", "maxent_irl", blank=True)
+
+    zoe = {meta["name"]: folder for folder, meta in json.loads((subs / "_collect_report.json").read_text())
+           ["submissions"].items() if meta["name"].startswith("Zo")}
+    # without isolation (a host with no namespaces) a kernel can read the course copy: those two
+    # submissions prove isolation, so their expectations only hold with it
+    needs_isolation = ("h_escape", "h_read_source", "h_irl_source")
+    expected = dict(EXPECTED) if probe().isolated else {k: v for k, v in EXPECTED.items() if k not in needs_isolation}
+    expected[zoe["Zoë Müller"]] = ("toy_add", 2, "ok", None)
+    expected[zoe["Zoé Müller"]] = ("toy_add", 0, "failed-tests", None)
+
     out = root / "out"
-    results = autograde(subs, out, assignments, workers=2, profile="tiny")
-    return {r.student: r for r in results}, out, subs, assignments, root
+    lines = []
+    started = time.perf_counter()
+    results = autograde(subs, out, assignments, workers=2, profile="tiny", log=lines.append)
+    seconds = time.perf_counter() - started
+    return {"results": {r.student: r for r in results}, "out": out, "subs": subs, "root": root, "beside": beside,
+            "expected": expected, "reports": (report_a, report_b, report_c), "zoe": zoe, "log": lines,
+            "seconds": seconds, "isolation": probe(), "assignments": assignments}
 
 
-@pytest.mark.parametrize("student", sorted(EXPECTED))
-def test_each_hostile_submission_gets_its_score_status_and_reason(hostile, student):
-    results, out, *_ = hostile
-    assignment, score, status, phrase = EXPECTED[student]
-    result = results[student]
-    assert result.assignment == assignment
-    assert (result.score, result.status) == (score, status), result.feedback
-    if phrase:
-        assert any(phrase in line for line in result.feedback), result.feedback
-    page = (out / "feedback" / student / assignment / f"{assignment}.html").read_text()
-    assert "BEGIN HIDDEN TESTS" not in page and "double(np.arange(4))" not in page and "triple([-1.0])" not in page
-    assert len(page) < 2_000_000
-    gradescope = json.loads((out / "feedback" / student / assignment / "results.json").read_text())
-    assert gradescope["score"] == score and {t["name"] for t in gradescope["tests"]} == set(result.cells)
+def test_every_submission_gets_its_score_status_and_reason(hostile):
+    results, expected, out = hostile["results"], hostile["expected"], hostile["out"]
+    assert set(expected) <= set(results), sorted(set(results) ^ set(expected))
+    wrong = {}
+    for student, (assignment, score, status, phrase) in expected.items():
+        result = results[student]
+        if (result.assignment, result.score, result.status) != (assignment, score, status) or \
+                (phrase and not any(phrase in line for line in result.feedback)):
+            wrong[student] = (result.assignment, result.score, result.status, result.feedback)
+    assert not wrong, json.dumps(wrong, indent=1)
+    for student in CORRECT:
+        if student in results:
+            assert results[student].score == results[student].max_score, student
 
 
-def test_patched_comparisons_are_restored_and_named(hostile):
-    results, *_ = hostile
+def test_no_hidden_line_or_reference_answer_reaches_a_student(hostile):
+    out = hostile["out"]
+    leaks = []
+    for path in (out / "feedback").rglob("*"):
+        if path.is_file():
+            text = path.read_text(errors="replace")
+            leaks += [(str(path.relative_to(out)), line) for line in HIDDEN_LINES + ("BEGIN HIDDEN TESTS",)
+                      if line in text]
+    assert not leaks, leaks
+    # the notebook printed its test's whole source: it reached the page only as "[hidden line]"
+    page = (out / "feedback" / "h_read_source" / "toy_add" / "toy_add.html").read_text()
+    assert "[hidden line]" in page and "course material found:" in page
+    if hostile["isolation"].isolated:
+        assert "course material found: none" in page
+
+
+def test_input_history_holds_no_test_cell(hostile):
+    """Test cells run outside IPython's input history: a later cell finds only students' cells there."""
+    notebook = nbformat.read(hostile["out"] / "autograded" / "h_history" / "guarded" / "guarded.ipynb", as_version=4)
+    printed = "".join(o.get("text", "") for c in notebook.cells for o in c.get("outputs", []))
+    assert "history reversed:" in printed and "def triple"[::-1] in printed, printed[:2000]  # the attack ran
+    history = printed.split("history reversed:", 1)[1]
+    secrets = ("double(np.arange(4))", "triple([-1.0])", "double: halves", "BEGIN HIDDEN TESTS", "exact_array",
+               "assert np.allclose(double", "torch.allclose(torch.as_tensor(triple", "__autograder_guard")
+    assert not [line for line in secrets if line[::-1] in history or line in history], history[:2000]
+
+
+def test_isolation_blocks_escapes(hostile):
+    results, out = hostile["results"], hostile["out"]
+    if not hostile["isolation"].isolated:
+        pytest.skip(f"this host cannot isolate kernels: {hostile['isolation'].reason}")
+    notebook = nbformat.read(out / "autograded" / "h_escape" / "guarded" / "guarded.ipynb", as_version=4)
+    printed = "".join(o.get("text", "") for c in notebook.cells for o in c.get("outputs", []))
+    report = ast.literal_eval(printed.split("escape report:", 1)[1].strip().splitlines()[0])
+    assert not [line for line in report if line.startswith(("killed", "connected", "wrote 200"))], report
+    assert "disk full (OSError)" in report and "no network (OSError)" in report, report
+    assert not [line for line in report if line.startswith("wrote") and not line.startswith(("wrote /home/",))], report
+    assert results["h_escape"].isolation.startswith("namespaces")
+
+
+def test_nothing_written_outside_out_and_only_by_the_grader(hostile):
+    import psutil
+    from autograder.sandbox import UID_BASE
+
+    root, out, subs, beside = hostile["root"], hostile["out"], hostile["subs"], hostile["beside"]
+    time.sleep(2)  # a detached process of a graded notebook would still be writing now
+    for proc in psutil.process_iter(["uids", "cmdline"]):
+        try:
+            assert proc.info["uids"] is None or proc.info["uids"].real < UID_BASE, proc.info
+        except psutil.Error:
+            pass
+    assert (beside / "keep.txt").read_text() == "untouched" and sorted(p.name for p in beside.iterdir()) == ["keep.txt"]
+    assert sorted(p.name for p in root.iterdir() if not p.name.startswith(("canvas", "plain", "pack", "course"))) == \
+        ["beside", "out", "subs"]
+    expected_top = {"feedback", "logs", "submitted", "autograded", "source", "release", "gradebook.db",
+                    "nbgrader_config.py", "grades.csv", "lms_grades.csv", "lms.json", ".feedback-bodies"}
+    assert {p.name for p in out.iterdir()} <= expected_top, {p.name for p in out.iterdir()} - expected_top
+    me = os.getuid()
+    for folder in (out, subs):
+        for path in folder.rglob("*"):
+            if not path.is_symlink():
+                assert path.lstat().st_uid == me, path
+            if path.is_file() and path.stat().st_size < 5_000_000:  # what the detached daemon would write
+                assert path.read_text(errors="replace").strip() != PWNED, path
+
+
+def test_grades_csv_gradebook_and_lms_file(hostile):
+    from nbgrader.api import Gradebook
+
+    out, results, expected = hostile["out"], hostile["results"], hostile["expected"]
+    rows = {row["student"]: row for row in csv.DictReader(open(out / "grades.csv"))}
+    assert set(rows) == set(results)
+    assert rows["infinite_loop"]["status"] == "timeout" and rows["infinite_loop"]["test_double"] == "2"
+    assert rows["latecomer"]["late"] == "late" and rows["latecomer"]["timestamp_source"] == "canvas _late flag"
+    assert rows["zz_ref_toy"]["late"] == ""
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
+        graded = {(s.student.id, s.assignment.name): s.score for a in ("toy_add", "guarded", "maxent_irl")
+                  for s in gb.assignment_submissions(a)}
+    assert graded[("zz_ref_guarded", "guarded")] == 4 and graded[("zz_ref_toy", "toy_add")] == 2
+    assert graded[("h_tamper", "guarded")] == 2 and graded[("not_json", "toy_add")] == 0
+    lms = {row["student"]: row for row in csv.DictReader(open(out / "lms_grades.csv"))}
+    assert (lms["latecomer"]["lms"], lms["latecomer"]["lms_user_id"], lms["latecomer"]["late"]) == ("canvas", "3302", "late")
+    assert lms["unnamed"]["name"] == ".." and lms["unnamed"]["lms_user_id"] == "3301"
+    export = subprocess.run([sys.executable, "-m", "nbgrader", "export"], cwd=out, capture_output=True, text=True)
+    assert export.returncode == 0, export.stdout + export.stderr
+    assert (out / "nbgrader_grades.csv").exists()  # nbgrader's export never replaces ours
+    assert list(csv.DictReader(open(out / "grades.csv"))) and "total" in next(csv.DictReader(open(out / "grades.csv")))
+
+
+def test_collect_reports_names_collisions_lateness_and_refused_archives(hostile):
+    report_a, report_b, report_c = hostile["reports"]
+    subs, zoe = hostile["subs"], hostile["zoe"]
+    assert set(report_a.students) == {"unnamed", "latecomer", "bomber"}
+    assert report_a.submissions["unnamed"]["name"] == ".."
+    assert report_a.submissions["latecomer"]["late"] is True
+    notes = " ".join(report_a.submissions["bomber"]["notes"])
+    assert "zip bomb" in notes and not (subs / "bomber" / "toy_add" / "zeros.bin").exists()
+    assert "dropped the uploaded timestamp.txt" in " ".join(report_a.submissions["latecomer"]["notes"])
+    assert len(set(zoe.values())) == 2 and any("both sanitise to 'zoe_muller'" in c for c in report_b.collisions)
+    assert "a FIFO" in " ".join(report_b.submissions["fifo_person"]["notes"])
+    assert (subs / "packer" / "guarded" / "guarded.ipynb").exists()
+    assert not (hostile["root"] / "toy_add").exists() and not (subs.parent / "unnamed").exists()
+
+
+def test_feedback_of_repaired_and_restored_submissions(hostile):
+    results = hostile["results"]
     lines = " ".join(results["patched_compare"].feedback)
     for name in ("numpy.allclose", "numpy.testing.assert_allclose", "torch.allclose", "print", "abs"):
         assert name in lines, lines
-    assert results["patched_compare"].cells["test_double"][0] == 0
-    assert results["patched_compare"].cells["test_triple"][0] == 0
-
-
-def test_earlier_points_are_kept_and_later_cells_do_not_run(hostile):
-    results, *_ = hostile
+    repatch = " ".join(results["h_repatch"].feedback)
+    for name in ("sys.modules['autograder.kernel_guard']", "numpy._core.numeric.isclose", "background thread"):
+        assert name in repatch, repatch
+    assert "ast_transformers" in " ".join(results["h_tamper"].feedback)
     for student in ("infinite_loop", "os_exit", "killed_kernel"):
         cells = results[student].cells
         assert cells["test_double"] == [2.0, 2.0] and cells["test_adapter"][0] == 0, (student, cells)
-
-
-def test_huge_output_is_truncated(hostile):
-    results, out, *_ = hostile
-    page = (out / "feedback" / "huge_output" / "guarded" / "guarded.html").read_text()
+    page = (hostile["out"] / "feedback" / "huge_output" / "guarded" / "guarded.html").read_text()
     assert "output truncated" in page
 
 
-def test_grades_csv_and_gradebook(hostile):
-    from nbgrader.api import Gradebook
-
-    results, out, subs, assignments, root = hostile
-    rows = {row["student"]: row for row in csv.DictReader(open(out / "grades.csv"))}
-    assert set(rows) == set(EXPECTED)
-    assert rows["infinite_loop"]["status"] == "timeout" and rows["infinite_loop"]["test_double"] == "2"
-    with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
-        graded = {(s.student.id, s.assignment.name): s.score for a in ("toy_add", "guarded")
-                  for s in gb.assignment_submissions(a)}
-    assert graded[("ref_guarded", "guarded")] == 4 and graded[("ref_toy", "toy_add")] == 2
-    assert graded[("patched_compare", "guarded")] == 1 and graded[("not_json", "toy_add")] == 0
-    export = subprocess.run([sys.executable, "-m", "nbgrader", "export"], cwd=out, capture_output=True, text=True)
-    assert export.returncode == 0, export.stdout + export.stderr
-    assert "ref_guarded" in (out / "grades.csv").read_text()
-
-
 def test_rerun_updates_the_gradebook_instead_of_duplicating(hostile, tmp_path):
-    from autograder.grading import autograde
+    from autograder.batch import autograde
+    from autograder.course import fill_release
     from nbgrader.api import Gradebook
 
-    results, out, subs, assignments, root = hostile
+    out, subs, assignments = hostile["out"], hostile["subs"], hostile["assignments"]
     again = tmp_path / "again"
     shutil.copytree(subs / "test_edited", again / "test_edited")
-    fixed = again / "test_edited" / "toy_add" / "toy_add.ipynb"
-    from autograder.course import fill_release
-
-    course = root / "course"
-    fill_release(course / "notebooks" / "toy_add" / "toy_add.ipynb", course / "solutions" / "toy_add" / "toy_add.ipynb", fixed)
+    course = hostile["root"] / "course"
+    fill_release(course / "notebooks" / "toy_add" / "toy_add.ipynb", course / "solutions" / "toy_add" / "toy_add.ipynb",
+                 again / "test_edited" / "toy_add" / "toy_add.ipynb")
     rerun = autograde(again, out, assignments, workers=1, profile="tiny")
     assert rerun[0].score == 2
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
         subs_toy = [s for s in gb.assignment_submissions("toy_add") if s.student.id == "test_edited"]
         assert len(subs_toy) == 1 and subs_toy[0].score == 2
-        assert len(gb.students) == len(EXPECTED)
+        assert len(gb.students) == len(hostile["results"])
+    rows = {row["student"]: row for row in csv.DictReader(open(out / "grades.csv"))}
+    assert rows["test_edited"]["score"] == "2" and len(rows) == len(hostile["results"])
 
 
 def test_summary_table(hostile, capsys):
     """Not a check: prints student / score / status / first feedback line (see with -s)."""
-    results, *_ = hostile
+    results = hostile["results"]
     with capsys.disabled():
-        print()
-        for student in sorted(EXPECTED):
+        print(f"\nhostile batch: {len(results)} submissions in {hostile['seconds']:.0f} s, isolation "
+              f"{hostile['isolation'].describe()}")
+        for student in sorted(results):
             r = results[student]
-            print(f"{student:20s} {r.score:g}/{r.max_score:g}  {r.status:14s} {' | '.join(r.feedback)[:400]}")
+            print(f"{student:20s} {r.score:g}/{r.max_score:g}  {r.status:14s} {' | '.join(r.feedback)[:300]}")

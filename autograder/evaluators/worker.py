@@ -1,0 +1,42 @@
+"""A long-lived evaluator process: ``python -c ... worker.main NAME PROFILE``.
+
+Started (sandboxed) by ``evaluators.Pool``. Prints one JSON line when its model is loaded, then
+answers each request line ``{"adapter": "<folder>"}`` with one JSON line (the measurement, or
+``{"error": ...}``). Library output goes to stderr; stdout carries only these lines.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+
+
+def main(argv: list[str]) -> int:
+    name, profile = argv[0], argv[1]
+    replies = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # prints from libraries go to the log
+    sys.stdout = sys.stderr
+    from autograder.kernel_launcher import apply_limits
+
+    apply_limits()
+    from autograder.evaluators import REGISTRY
+
+    try:
+        evaluator = importlib.import_module(REGISTRY[name]).Evaluator(profile)
+    except Exception as error:  # noqa: BLE001 - reported to the grader, which says so per submission
+        replies.write(json.dumps({"error": f"{type(error).__name__}: {error}"[:500]}) + "\n")
+        return 1
+    replies.write(json.dumps({"ready": True, **evaluator.describe()}) + "\n")
+    for line in sys.stdin:
+        try:
+            request = json.loads(line)
+            answer = evaluator.measure(request["adapter"])
+        except Exception as error:  # noqa: BLE001 - one bad adapter costs its own measurement only
+            answer = {**evaluator.describe(), "rate": None, "error": f"{type(error).__name__}: {error}"[:500]}
+        replies.write(json.dumps(answer) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,68 @@
+"""What grading produces: one :class:`Result` per submission, the batch-wide :class:`Settings`.
+
+Plain dataclasses (picklable: they travel to and from Ray workers); no grading logic here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+STATUSES = ("ok", "failed-tests", "timeout", "out-of-memory", "crashed", "integrity", "invalid", "missing",
+            "no-gpu", "wrong-profile")
+
+
+class SubmissionLayoutError(ValueError):
+    """The submissions folder is not ``<student>/<assignment>/<files>``."""
+
+
+@dataclass
+class Result:
+    student: str
+    assignment: str
+    score: float = 0.0
+    """Points earned on autograded cells (after any late penalty)."""
+    max_score: float = 0.0
+    """Autograded points available."""
+    manual_max: float = 0.0
+    """Points in manually graded answer cells (graded by a person in formgrader)."""
+    status: str = "ok"
+    """ok | failed-tests | timeout | out-of-memory | crashed | integrity | invalid | missing | no-gpu |
+    wrong-profile"""
+    seconds: float = 0.0
+    cells: dict = field(default_factory=dict)
+    """grade_id -> [score, max_score] for the autograded cells."""
+    feedback: list = field(default_factory=list)
+    """One line per failed check or repaired problem, safe to show the student."""
+    late: bool = False
+    submitted_at: str = ""
+    """ISO time the submission was made, from the LMS's own metadata when collect recorded it."""
+    cell_messages: dict = field(default_factory=dict)
+    """grade_id -> why that test failed (the check's message), for feedback and Gradescope."""
+    timestamp_source: str = ""
+    """Where ``submitted_at`` / ``late`` came from (e.g. "canvas _late flag", "file mtime")."""
+    manual_score: float | None = None
+    """Points a person gave the written answers in formgrader (None: not graded yet)."""
+    measurements: dict = field(default_factory=dict)
+    """Grader-side measurements (e.g. held-out format adherence), never set by the kernel."""
+    isolation: str = ""
+    """How the kernel was isolated: "namespaces+uid", "namespaces (user)", or "none (...)"."""
+
+
+@dataclass
+class Settings:
+    """Batch-wide grading options (picklable: they travel to Ray workers)."""
+    profile: str = "tiny"
+    deadline: datetime | None = None
+    late_penalty: float = 0.0
+    """Fraction of the score deducted from late submissions (0: only marked late)."""
+    memory_mb: int | None = None
+    """Override every assignment's kernel memory limit."""
+    timeout: int | None = None
+    """Override every assignment's per-cell timeout (seconds)."""
+    guard: bool = True
+    gpus: int = 0
+    """GPUs on this grader (detected by ``autograde``)."""
+    sandbox: str = "auto"
+    """auto (isolate when the host can, else say so once) | required | off."""
+    lms: dict = field(default_factory=dict)
+    """student folder -> LMS metadata recorded by ``collect`` (name, user id, lateness)."""

@@ -1,0 +1,145 @@
+"""Keep hidden tests and reference answers out of everything a student gets back.
+
+nbgrader shows hidden-test source in feedback by default, and a notebook can print whatever it
+reads (``In``, ``linecache``, a caller's frame, a file). So after autograding:
+
+- every test cell's source loses its hidden region (``### BEGIN HIDDEN TESTS`` ...);
+- every error output keeps only ``Name: message`` (tracebacks quote the failing line);
+- every line of a hidden region or of a solution block in the *source* notebook (at least
+  :data:`MIN_LENGTH` characters, and not also in the student release) is replaced by
+  ``[hidden line]`` wherever it appears in any output of any cell, in the feedback HTML (raw and
+  HTML-escaped), in the feedback lines and in ``result.json`` / ``results.json``.
+
+What is not scrubbed: the student's own code cells (they wrote them), and anything transformed
+beyond recognition (a hidden line printed backwards). The sandbox is what keeps the kernel from
+reading the course copy in the first place; this is the second line.
+"""
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import nbformat
+
+HIDDEN_REGION = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", re.DOTALL)
+SOLUTION_REGION = re.compile(r"### BEGIN SOLUTION(.*?)### END SOLUTION", re.DOTALL)
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+MIN_LENGTH = 8
+PLACEHOLDER = "[hidden line]"
+PRIORITY_ERRORS = ("CellTimeoutError", "DeadKernelError", "IntegrityError", "NotRun")
+GUARD_TRIGGER = re.compile(r"__autograder_guard(?:_inline|_baseline)?__ = (?:\"[0-9a-f]*\"|1)\s*(?:\\n|\n)?")
+
+
+class Scrubber:
+    """Replaces secret lines in text; built from the source (solutions) and release notebooks."""
+
+    def __init__(self, lines: set[str]):
+        self.lines = sorted(lines, key=len, reverse=True)
+        variants = set()
+        for line in self.lines:
+            variants.add(line)
+            escaped = html.escape(line, quote=True)
+            variants.add(escaped)
+            variants.add(html.escape(line, quote=False))
+            variants.add(escaped.replace("&#x27;", "&#39;"))
+        ordered = sorted(variants, key=len, reverse=True)
+        self.pattern = re.compile("|".join(re.escape(v) for v in ordered)) if ordered else None
+
+    def __call__(self, text: str) -> str:
+        if not isinstance(text, str) or not text:
+            return text
+        text = GUARD_TRIGGER.sub("", text)  # the grader's own trigger lines, as echoed by `In`
+        return self.pattern.sub(PLACEHOLDER, text) if self.pattern else text
+
+    def __bool__(self) -> bool:
+        return bool(self.lines)
+
+    @classmethod
+    def from_notebooks(cls, source: Path | None, release: Path | None) -> "Scrubber":
+        return cls(secret_lines(source, release) if source is not None and Path(source).exists() else set())
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines()]
+
+
+def secret_lines(source: Path, release: Path | None) -> set[str]:
+    """Lines of hidden regions and solution blocks (or solution cells) in the source notebook."""
+    notebook = nbformat.read(source, as_version=4)
+    public = set()
+    if release is not None and Path(release).exists():
+        for cell in nbformat.read(release, as_version=4).cells:
+            public.update(_lines(cell.get("source", "")))
+    found = set()
+    for cell in notebook.cells:
+        text = cell.get("source", "")
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        chunks = [m.group(0) for m in HIDDEN_REGION.finditer(text)]
+        chunks += [m.group(1) for m in SOLUTION_REGION.finditer(text)]
+        if meta.get("solution") and cell.get("cell_type") == "markdown" and not chunks:
+            chunks.append(text)
+        for chunk in chunks:
+            for line in _lines(chunk):
+                if len(line) >= MIN_LENGTH and line not in public:
+                    found.add(line)
+    return found
+
+
+def error_line(output) -> str:
+    name = output.get("ename", "Error")
+    value = ANSI.sub("", str(output.get("evalue", ""))).strip()
+    if len(value) > 300:
+        value = value[:300] + " ..."
+    return f"{name}: {value}" if value else name
+
+
+def _scrub_output(output, scrub: Scrubber) -> None:
+    kind = output.get("output_type")
+    if kind == "stream":
+        output["text"] = scrub(output.get("text", ""))
+    elif kind in ("execute_result", "display_data"):
+        data = output.get("data", {})
+        for mime, value in list(data.items()):
+            if isinstance(value, str):
+                data[mime] = scrub(value)
+            elif isinstance(value, list):
+                data[mime] = [scrub(v) if isinstance(v, str) else v for v in value]
+    elif kind == "error":
+        output["evalue"] = scrub(str(output.get("evalue", "")))
+        output["traceback"] = [scrub(line) for line in output.get("traceback", [])]
+
+
+def sanitize_autograded(path: Path, scrub: Scrubber | None = None) -> tuple[dict[str, str], set[str]]:
+    """Hide test source and traceback lines, scrub secret lines from every output; collect each
+    test's failure message. Returns ({grade_id: message}, names of the errors seen in any cell)."""
+    scrub = scrub or Scrubber(set())
+    notebook = nbformat.read(path, as_version=4)
+    messages, enames = {}, set()
+    for cell in notebook.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        is_test = meta.get("grade") and cell.cell_type == "code" and not meta.get("solution")
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                enames.add(output.get("ename", ""))
+                line = scrub(error_line(output))
+                if output.get("ename") == "CellTimeoutError":
+                    line = "CellTimeoutError: the check ran past the per-cell time limit"
+                if is_test and (meta["grade_id"] not in messages or output.get("ename") in PRIORITY_ERRORS):
+                    messages[meta["grade_id"]] = line
+                output["traceback"] = [line]
+            elif is_test and output.get("output_type") == "stream" and output.get("name") == "stderr":
+                messages.setdefault(meta["grade_id"], "the check wrote to stderr (counted as a failure)")
+            _scrub_output(output, scrub)
+        if is_test:
+            cell.source = HIDDEN_REGION.sub("# (hidden tests run here when grading)", cell.source)
+    nbformat.write(notebook, path)
+    return messages, enames
+
+
+def scrub_file(path: Path, scrub: Scrubber) -> None:
+    if scrub and Path(path).exists():
+        text = Path(path).read_text(errors="replace")
+        cleaned = scrub(text)
+        if cleaned != text:
+            Path(path).write_text(cleaned)

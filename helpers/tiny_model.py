@@ -323,6 +323,11 @@ def build(out: str | Path = ASSET_DIR, config: TinyModelConfig = TinyModelConfig
             "sha256": {name: sha256_file(staging / name) for name in HASHED_FILES},
         }
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+        # mkdtemp makes a 0700 folder (and safetensors a 0600 file): the shipped model must be
+        # readable by every user, e.g. the grader's sandboxed kernels that run under their own uid.
+        staging.chmod(0o755)
+        for item in staging.iterdir():
+            item.chmod(0o644)
         if out.exists():
             shutil.rmtree(out)
         staging.rename(out)

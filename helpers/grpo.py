@@ -23,6 +23,8 @@ from dataclasses import dataclass, replace
 
 import torch
 
+from helpers.logprobs import chosen_token_logprobs
+
 
 class NonFiniteError(FloatingPointError):
     """The policy produced NaN or infinite numbers: training has diverged."""
@@ -251,10 +253,9 @@ def token_logprobs(
         position_ids=position_ids_from_mask(attention_mask),
         logits_to_keep=n_completion + 1,
     )
-    logits = outputs.logits[:, :-1, :].float() / temperature  # [N, T, V]
+    logits = outputs.logits[:, :-1, :]  # [N, T, V] in the model's dtype; no float32 copy is made
     targets = sequences[:, prompt_width:]  # [N, T]
-    log_probs = torch.log_softmax(logits, dim=-1)  # [N, T, V]
-    scored = log_probs.gather(dim=-1, index=targets.unsqueeze(-1)).squeeze(-1)  # [N, T]
+    scored = chosen_token_logprobs(logits, targets, temperature)  # [N, T] float32, chunked over T
     real = attention_mask[:, prompt_width:].bool()  # [N, T] completion tokens up to the first EOS
     if not bool(torch.isfinite(scored.detach()[real]).all()):
         raise _diverged("log-probabilities (while scoring completions)")

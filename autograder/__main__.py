@@ -117,7 +117,7 @@ def cmd_demo(args) -> int:
     from .demo import demo, demo_table
 
     assignments = load_assignments(Path(args.course_root), args.assignment or None)
-    results, surprises = demo(assignments, Path(args.out), workers=args.workers)
+    results, surprises = demo(assignments, Path(args.out), workers=args.workers, execute_all=args.execute_all)
     print()
     print(demo_table(results, assignments))
     print(f"\ngrades: {Path(args.out) / 'grades.csv'}   feedback: {Path(args.out) / 'feedback'}")
@@ -186,6 +186,9 @@ def main(argv=None) -> int:
     p.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--strict", action="store_true", help="exit 1 when a sample scores other than expected")
+    p.add_argument("--execute-all", action="store_true",
+                   help="also run the references that produce no artifacts, so `make test` can reuse every "
+                        "executed reference (COURSE_KIT_DEMO_OUTPUT=OUT)")
     p.set_defaults(func=cmd_demo)
 
     args = parser.parse_args(argv)

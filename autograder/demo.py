@@ -1,39 +1,43 @@
 """The main job, end to end: release, sample submissions, autograde in the tiny profile, table."""
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
 
-from .assignments import Assignment
+from .assignments import REPO_ROOT, Assignment
 from .course import fill_release, new_course
 from .batch import autograde
 from .results import Result
 
 SAMPLE_STUDENTS = ("reference", "blank", "buggy")
+DEMO_MANIFEST = "demo_run.json"
 
 
 def execute_notebook(path: Path, timeout: int, env: dict) -> None:
-    """Run a notebook top to bottom in its own folder (so its artifacts land beside it)."""
+    """Run a notebook top to bottom in its own folder (so its artifacts land beside it).
+
+    ``env`` is added to this process's environment for the kernel alone (nothing here changes
+    ``os.environ``, so several notebooks can run at once from threads)."""
     from nbclient import NotebookClient
 
     notebook = nbformat.read(path, as_version=4)
-    saved = {key: os.environ.get(key) for key in env}
-    os.environ.update(env)
-    try:
-        NotebookClient(notebook, timeout=timeout, kernel_name="python3",
-                       resources={"metadata": {"path": str(path.parent)}}).execute()
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+    NotebookClient(notebook, timeout=timeout, kernel_name="python3",
+                   resources={"metadata": {"path": str(path.parent)}}).execute(env={**os.environ, **env})
     nbformat.write(notebook, path)
+
+
+def reference_jobs() -> int:
+    """How many reference notebooks run at once: the tiny-profile notebooks use one thread each
+    (``torch.set_num_threads(1)``), so one per core; ``COURSE_KIT_JOBS`` overrides it."""
+    return max(1, int(os.environ.get("COURSE_KIT_JOBS") or os.cpu_count() or 1))
 
 
 def build_samples(assignments: list[Assignment], course: Path, submissions: Path, env: dict,
@@ -42,36 +46,66 @@ def build_samples(assignments: list[Assignment], course: Path, submissions: Path
     untouched release, buggy = the reference with one plausible mistake (same artifacts).
 
     The reference is executed when it must produce artifacts, or for every assignment with
-    ``execute_all`` (the tests use that to run each solution top to bottom). Returns the seconds
-    each executed reference took."""
-    timings = {}
+    ``execute_all`` (the tests use that to run each solution top to bottom), up to
+    :func:`reference_jobs` at once. Returns the seconds each executed reference took."""
     for assignment in assignments:
         release_dir = course / "release" / assignment.id
-        release = release_dir / f"{assignment.id}.ipynb"
         reference_dir = submissions / "reference" / assignment.id
         shutil.copytree(release_dir, reference_dir)
-        fill_release(release, assignment.source, reference_dir / f"{assignment.id}.ipynb")
-        if assignment.artifacts or execute_all:
-            started = time.perf_counter()
-            produces = f" to produce {', '.join(assignment.artifacts)}" if assignment.artifacts else ""
-            log(f"  {assignment.id}: running the reference solution{produces} ...")
-            execute_notebook(reference_dir / f"{assignment.id}.ipynb", timeout=max(assignment.timeout, 600), env=env)
-            timings[assignment.id] = time.perf_counter() - started
-            log(f"  {assignment.id}: reference run took {timings[assignment.id]:.0f} s")
+        fill_release(release_dir / f"{assignment.id}.ipynb", assignment.source, reference_dir / f"{assignment.id}.ipynb")
+    to_run = [a for a in assignments if a.artifacts or execute_all]
+    timings = {}
+    with ThreadPoolExecutor(max_workers=reference_jobs()) as pool:
+        for assignment_id, seconds in pool.map(lambda a: _run_reference(a, submissions, env, log), to_run):
+            timings[assignment_id] = seconds
+    for assignment in assignments:  # buggy copies the reference's artifacts: after the runs
+        release_dir = course / "release" / assignment.id
         shutil.copytree(release_dir, submissions / "blank" / assignment.id)
         buggy = assignment.samples.get("buggy")
         if buggy:
             buggy_dir = submissions / "buggy" / assignment.id
-            shutil.copytree(reference_dir, buggy_dir)
-            fill_release(release, assignment.source, buggy_dir / f"{assignment.id}.ipynb", patches=buggy["patches"])
+            shutil.copytree(submissions / "reference" / assignment.id, buggy_dir)
+            fill_release(release_dir / f"{assignment.id}.ipynb", assignment.source,
+                         buggy_dir / f"{assignment.id}.ipynb", patches=buggy["patches"])
     return timings
+
+
+def _run_reference(assignment: Assignment, submissions: Path, env: dict, log) -> tuple[str, float]:
+    started = time.perf_counter()
+    produces = f" to produce {', '.join(assignment.artifacts)}" if assignment.artifacts else ""
+    log(f"  {assignment.id}: running the reference solution{produces} ...")
+    notebook = submissions / "reference" / assignment.id / f"{assignment.id}.ipynb"
+    execute_notebook(notebook, timeout=max(assignment.timeout, 600), env=env)
+    seconds = time.perf_counter() - started
+    log(f"  {assignment.id}: reference run took {seconds:.0f} s")
+    return assignment.id, seconds
+
+
+def sources_digest(root: Path = REPO_ROOT) -> str:
+    """sha256 over every file that decides what the references and their grades are (solutions,
+    samples files, helpers, autograder): a saved demo run is reusable only while it matches."""
+    digest = hashlib.sha256()
+    for folder in ("solutions", "helpers", "autograder"):
+        for path in sorted((root / folder).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def write_run_manifest(out: Path, assignments: list[Assignment], timings: dict[str, float]) -> None:
+    """``OUT/demo_run.json``: what this demo executed and graded, for ``make test`` to reuse
+    (``COURSE_KIT_DEMO_OUTPUT``; see tests/conftest.py)."""
+    (out / DEMO_MANIFEST).write_text(json.dumps({
+        "sources": sources_digest(), "assignments": [a.id for a in assignments],
+        "executed": sorted(timings), "timings": timings}, indent=2))
 
 
 def expected_score(assignment: Assignment, student: str):
     return assignment.samples.get("expected", {}).get(student)
 
 
-def demo(assignments: list[Assignment], out: Path, workers: int = 1, log=print) -> tuple[list[Result], list[str]]:
+def demo(assignments: list[Assignment], out: Path, workers: int = 1, log=print,
+         execute_all: bool = False) -> tuple[list[Result], list[str]]:
     out = Path(out)
     if out.exists():
         shutil.rmtree(out)
@@ -82,9 +116,10 @@ def demo(assignments: list[Assignment], out: Path, workers: int = 1, log=print) 
     with tempfile.TemporaryDirectory(prefix="demo-") as scratch:
         course = new_course(assignments, where=Path(scratch))
         log("building sample submissions (reference, blank, buggy) ...")
-        build_samples(assignments, course, submissions, env, log)
+        timings = build_samples(assignments, course, submissions, env, log, execute_all=execute_all)
     log("autograding in the tiny profile ...")
     results = autograde(submissions, out, assignments, workers=workers, profile="tiny")
+    write_run_manifest(out, assignments, timings)
     by_id = {a.id: a for a in assignments}
     surprises = []
     for r in results:

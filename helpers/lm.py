@@ -7,14 +7,14 @@
   tokenizer, warmed up on synthetic text so it already emits the ``<think>/<answer>`` format
   some of the time. Its weights ship with the kit (``helpers/assets/tiny-qwen2``, checked
   against a sha256 manifest) and load with the very same ``from_pretrained`` call as a hub
-  model; ``helpers.tiny_model`` is the maintainer's builder.
+  model; ``helpers.tiny_model`` finds and verifies it (the builder is ``tools/tiny_model_builder.py``).
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from . import env
+from . import env, tiny_model
 
 # --------------------------------------------------------------------------------------
 # Prompts and task text the tiny model is warmed up on. The notebooks import these so the
@@ -40,7 +40,6 @@ ADDITION_QUESTION_TEMPLATES = (
 
 SORT_PROMPT_TEMPLATE = "Sort the digits: {digits}\nSorted:"
 
-TINY_MODEL_ID = "course-kit/tiny-qwen2"
 PAD_TOKEN = "<|pad|>"
 EOS_TOKEN = "<|im_end|>"
 TEXT_END_TOKEN = "<|endoftext|>"
@@ -76,8 +75,6 @@ def resolve_model(profile: str | None, full_model_id: str) -> str:
     when a file was changed or is missing)."""
     if env.get_profile(profile) == "full":
         return full_model_id
-    from . import tiny_model
-
     return str(tiny_model.path())
 
 
@@ -85,8 +82,6 @@ def base_model_identity(model_or_path) -> str:
     """The name adapters record for their base weights: the hub id, or for the tiny model its
     id and the sha256 of its weights (so an adapter trained on other weights is refused)."""
     path = getattr(getattr(model_or_path, "config", None), "_name_or_path", model_or_path)
-    from . import tiny_model
-
     if (Path(str(path)) / tiny_model.MANIFEST).exists():
         return tiny_model.identity(path)
     return str(path)

@@ -5,7 +5,6 @@ import json
 import os
 import random
 import threading
-import time
 
 import pytest
 
@@ -166,18 +165,18 @@ PATHOLOGICAL = {
 @pytest.mark.parametrize("where", ["main", "thread"])
 @pytest.mark.parametrize("name", sorted(PATHOLOGICAL))
 def test_pathological_answers_return_quickly(name, where):
-    """Unscreened, several of these run for minutes inside sympy (measured)."""
+    """Unscreened, several of these run for minutes inside sympy (measured): the screen or the
+    reward's time budget ends them with format credit only (how fast: bench/, not here)."""
     response = respond(PATHOLOGICAL[name])
     out = {}
-    start = time.perf_counter()
     if where == "main":
         out.update(r1_zero_reward_fn(response, "6"))
     else:
         thread = threading.Thread(target=lambda: out.update(r1_zero_reward_fn(response, "6")))
         thread.daemon = True
         thread.start()
-        thread.join(timeout=10)
-    assert time.perf_counter() - start < 3.0
+        thread.join(timeout=120)  # a liveness bound far above the budget, not a speed check
+        assert not thread.is_alive(), "the reward never returned from a worker thread"
     assert out == FORMAT_ONLY
 
 
@@ -197,7 +196,6 @@ def test_time_budget_cuts_off_a_slow_comparison(monkeypatch, where):
     monkeypatch.setattr(hm, "REWARD_TIMEOUT_S", 0.2)
     _RELEASE.clear()
     out = {}
-    start = time.perf_counter()
     if where == "main":
         if not hm._can_use_alarm():
             pytest.skip("SIGALRM exists only on POSIX main threads; the worker-thread path is tested separately")
@@ -206,11 +204,10 @@ def test_time_budget_cuts_off_a_slow_comparison(monkeypatch, where):
         thread = threading.Thread(target=lambda: out.update(r1_zero_reward_fn(respond("7"), "7")))
         thread.daemon = True
         thread.start()
-        thread.join(timeout=10)
-    elapsed = time.perf_counter() - start
+        thread.join(timeout=120)  # a liveness bound, not a speed check
+    returned_while_stuck = dict(out)  # the comparison is still stuck: only the budget can have ended it
     _RELEASE.set()  # let an abandoned helper thread finish
-    assert elapsed < 2.0
-    assert out == FORMAT_ONLY
+    assert returned_while_stuck == FORMAT_ONLY
 
 
 def test_time_budget_restores_an_outer_timer():
@@ -269,11 +266,8 @@ def test_tiny_splits_do_not_overlap():
 
 
 def test_generator_is_deterministic():
-    import importlib.util
+    from tools import make_math_tiny  # the maintainer tool that wrote helpers/data/math_tiny_*.jsonl
 
-    spec = importlib.util.spec_from_file_location("make_math_tiny", hm.DATA_DIR / "make_math_tiny.py")
-    make_math_tiny = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(make_math_tiny)
     first = make_math_tiny.make_splits(seed=0)
     assert first == make_math_tiny.make_splits(seed=0)
     assert first != make_math_tiny.make_splits(seed=1)
@@ -371,9 +365,7 @@ def test_question_only_reward_grades_answers_without_tags():
 
 
 def test_question_only_reward_is_bounded_for_costly_answers():
-    started = time.perf_counter()
     assert hm.question_only_reward_fn("\\boxed{9^{9^{9}}}", "7") == FORMAT_ONLY
-    assert time.perf_counter() - started < 5
 
 
 def test_question_only_reward_needs_math_verify(monkeypatch):

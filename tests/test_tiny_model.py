@@ -5,20 +5,18 @@ import json
 import shutil
 import subprocess
 import sys
-import time
 
 import pytest
 
 from helpers import lm, tiny_model
+from tools import tiny_model_builder
 
 
-def test_resolving_the_tiny_model_is_fast_and_builds_nothing(tmp_path, monkeypatch):
+def test_resolving_the_tiny_model_builds_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("COURSE_KIT_CACHE", str(tmp_path / "cache"))  # an empty cache changes nothing
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     tiny_model._verified.clear()
-    started = time.perf_counter()
     folder = lm.resolve_model("tiny", "Qwen/Qwen2.5-0.5B-Instruct")
-    assert time.perf_counter() - started < 5
     assert folder == str(tiny_model.ASSET_DIR)
     assert not (tmp_path / "cache").exists() and not (tmp_path / "hf").exists()
     manifest = tiny_model.read_manifest()
@@ -55,10 +53,10 @@ def test_two_builds_on_one_machine_are_identical(tmp_path):
 
     A reduced config keeps this to seconds; the full build runs the same code for longer.
     """
-    config = tiny_model.TinyModelConfig(corpus_size=200, sft_steps=3, sft_batch_size=4, hidden_size=32,
+    config = tiny_model_builder.TinyModelConfig(corpus_size=200, sft_steps=3, sft_batch_size=4, hidden_size=32,
                                         intermediate_size=64, num_layers=1, num_heads=2, num_kv_heads=1)
-    first = tiny_model.build(tmp_path / "a", config, progress=False, threads=1)
-    second = tiny_model.build(tmp_path / "b", config, progress=False, threads=1)
+    first = tiny_model_builder.build(tmp_path / "a", config, progress=False, threads=1)
+    second = tiny_model_builder.build(tmp_path / "b", config, progress=False, threads=1)
     one, two = tiny_model.read_manifest(first), tiny_model.read_manifest(second)
     assert one["sha256"] == two["sha256"]
     tiny_model._verified.clear()

@@ -2,8 +2,8 @@
 
 Usage (from the repository root)::
 
-    python helpers/data/make_math_tiny.py            # seed 0, 2000 train / 200 val
-    python helpers/data/make_math_tiny.py --seed 1 --out /tmp/math_tiny
+    python -m tools.make_math_tiny            # seed 0, 2000 train / 200 val, into helpers/data/
+    python -m tools.make_math_tiny --seed 1 --out /tmp/math_tiny
 
 Each line is a MATH-style record ``{"problem", "solution", "answer", "level", "type"}``
 whose solution ends in ``\\boxed{answer}``. The problems are deliberately tiny and regular
@@ -19,7 +19,9 @@ import random
 from math import gcd
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1] / "helpers" / "data"
+"""Where the kit reads the fixtures from (helpers.math.DATA_DIR); this script is a maintainer
+tool and stays out of the student wheel."""
 
 #: (kind, share of each split). Shares sum to 1.
 MIX = (

@@ -3,8 +3,10 @@
     .venv/bin/python bench/bench_autograde.py [--assignment maxent_irl] [--copies 16] [--workers 1 2]
     .venv/bin/python bench/bench_autograde.py --each [--copies 3] [--profile tiny|full]
 
-The first form grades N copies of one reference with 1 and 2 workers and checks that every run
-gave identical results. ``--each`` builds the reference of every assignment (running it where
+The first form grades N copies of one reference with plain ``nbgrader autograde`` (no sandbox,
+no guard, no feedback pages: the cost floor) and then with ``python -m autograder autograde``
+with 1 and 2 workers, checks that every run of ours gave identical results, and prints the
+ratio of ours (1 worker) to plain nbgrader per submission and the speed-up of 2 workers. ``--each`` builds the reference of every assignment (running it where
 it must produce artifacts, e.g. grpo_format's adapter), grades N copies with one worker and prints
 seconds per submission (the first one pays for starting the evaluator and loading its base
 model; the rest show the steady state) and, for grpo_format, the grader-side measurement time.
@@ -31,6 +33,11 @@ from autograder.course import fill_release, new_course  # noqa: E402
 
 
 def reference_copies(assignment, scratch: Path, copies: int, profile: str) -> Path:
+    return reference_course(assignment, scratch, copies, profile)[1]
+
+
+def reference_course(assignment, scratch: Path, copies: int, profile: str) -> tuple[Path, Path]:
+    """An nbgrader course for ``assignment`` and a folder of ``copies`` reference submissions."""
     course = new_course([assignment], where=scratch)
     subs = scratch / "subs"
     first = subs / "student00" / assignment.id
@@ -47,7 +54,7 @@ def reference_copies(assignment, scratch: Path, copies: int, profile: str) -> Pa
         fill_release(release_dir / f"{assignment.id}.ipynb", assignment.source, first / f"{assignment.id}.ipynb")
     for i in range(1, copies):
         shutil.copytree(first, subs / f"student{i:02d}" / assignment.id)
-    return subs
+    return course, subs
 
 
 def each(args) -> int:
@@ -71,14 +78,35 @@ def each(args) -> int:
     return 0
 
 
+def plain_nbgrader(course: Path, subs: Path, assignment) -> tuple[float, set]:
+    """Seconds for plain ``nbgrader autograde`` of every submission in ``subs``, and its scores."""
+    from nbgrader.api import Gradebook
+
+    from autograder.course import run_nbgrader
+
+    for student in sorted(subs.iterdir()):
+        shutil.copytree(student / assignment.id, course / "submitted" / student.name / assignment.id)
+    started = time.perf_counter()
+    done = run_nbgrader(course, ["autograde", assignment.id, "--force"])
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"plain nbgrader autograde failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        scores = {f"{s.score:g}/{s.max_score:g}" for s in gradebook.assignment_submissions(assignment.id)}
+    return seconds, scores
+
+
 def workers_ratio(args) -> int:
     assignments = load_assignments(REPO_ROOT, [args.assignment])
     assignment = assignments[0]
     with tempfile.TemporaryDirectory(prefix="bench-autograde-") as scratch:
         scratch = Path(scratch)
-        subs = reference_copies(assignment, scratch, args.copies, args.profile)
+        course, subs = reference_course(assignment, scratch, args.copies, args.profile)
         print(f"{args.copies} copies of the {assignment.id} reference submission, {os.cpu_count()} CPU cores "
               f"(load average {os.getloadavg()[0]:.1f})", flush=True)
+        plain, plain_scores = plain_nbgrader(course, subs, assignment)
+        print(f"plain nbgrader autograde: {plain:.1f} s wall ({plain / args.copies:.1f} s per submission; "
+              f"scores {', '.join(sorted(plain_scores))})", flush=True)
         timings, keys = {}, {}
         for workers in args.workers:
             started = time.perf_counter()
@@ -89,8 +117,9 @@ def workers_ratio(args) -> int:
             print(f"workers={workers}: {timings[workers]:.1f} s wall  ({timings[workers] / args.copies:.1f} s per "
                   f"submission; results: {', '.join(scores)})", flush=True)
         base = args.workers[0]
+        print(f"ratio ours (workers={base}) / plain nbgrader: {timings[base] / plain:.2f}x per submission")
         for workers in args.workers[1:]:
-            print(f"ratio workers={base} / workers={workers}: {timings[base] / timings[workers]:.2f}x")
+            print(f"speed-up of workers={workers} over workers={base}: {timings[base] / timings[workers]:.2f}x")
         identical = all(keys[w] == keys[base] for w in args.workers)
         print(f"identical results across worker counts: {identical}")
     return 0 if identical else 1

@@ -113,11 +113,25 @@ def cmd_collect(args) -> int:
     return 0
 
 
+def cmd_references(args) -> int:
+    from .reference_pages import build
+
+    assignments = load_assignments(Path(args.course_root), args.assignment or None)
+    for page in build(assignments, Path(args.out)):
+        print(f"reference output: {page}")
+    return 0
+
+
 def cmd_demo(args) -> int:
     from .demo import demo, demo_table
 
     assignments = load_assignments(Path(args.course_root), args.assignment or None)
     results, surprises = demo(assignments, Path(args.out), workers=args.workers, execute_all=args.execute_all)
+    from .reference_pages import write_pages_from
+
+    pages = write_pages_from(Path(args.out) / "submissions", [a.id for a in assignments], Path(args.out))
+    if pages:
+        print(f"reference outputs for graders: {Path(args.out) / 'reference_outputs'} ({len(pages)} executed notebooks)")
     print()
     print(demo_table(results, assignments))
     print(f"\ngrades: {Path(args.out) / 'grades.csv'}   feedback: {Path(args.out) / 'feedback'}")
@@ -180,6 +194,12 @@ def main(argv=None) -> int:
     p.add_argument("--max-mb", type=int, default=None,
                    help="largest uncompressed size of the download and of each student's files (default 4096 / 1024)")
     p.set_defaults(func=cmd_collect)
+
+    p = sub.add_parser("references", help="the executed reference of every notebook (tiny profile) as HTML, "
+                                          "for the people grading written answers (staff only)")
+    p.add_argument("--out", required=True, help="the grading folder: pages go to OUT/reference_outputs/<id>/")
+    p.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
+    p.set_defaults(func=cmd_references)
 
     p = sub.add_parser("demo", help="release, sample submissions, autograde (tiny profile), grade table")
     p.add_argument("--out", default="demo-output")

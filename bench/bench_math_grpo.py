@@ -39,8 +39,13 @@ def notebook_namespace(profile: str) -> dict:
     """Execute the notebook's imports and the cells the train loop needs (markers stripped) in a dict."""
     import nbformat
 
+    import types
+
     cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c.source for c in nbformat.read(NOTEBOOK, as_version=4).cells}
-    namespace = {"__name__": "math_grpo_notebook"}
+    module = types.ModuleType("math_grpo_notebook")
+    module.__file__ = str(NOTEBOOK)
+    sys.modules[module.__name__] = module  # @dataclass looks its class's module up in sys.modules
+    namespace = module.__dict__
     exec("import json, os, random, time\nfrom dataclasses import asdict, dataclass, replace\nfrom pathlib import Path\n"
          "from typing import Callable, List, Literal\nimport torch\nfrom tqdm.auto import tqdm\n"
          "from helpers import env, grpo, lm\nfrom helpers import math as math_tasks\n"

@@ -89,6 +89,25 @@ def grade(submissions: Path, out: Path, env: dict, ids: list[str]) -> dict:
     return rows
 
 
+def prepare_hub(hub: Path, scale: float) -> tuple[Path, Path]:
+    """Stand-ins in ``hub/hf`` and the MATH folder in ``hub/math``, written once: several smoke
+    runs (one per assignment, in parallel on one GPU) share them through ``--hub``."""
+    from helpers import math as course_math
+    from tools.gpu import standins
+
+    hf_home, math_dir, ready = hub / "hf", hub / "math", hub / ".ready"
+    if ready.exists():
+        return hf_home, math_dir
+    for repo in standins.MODELS:
+        standins.write_standin(repo, hf_home, scale=scale)
+    math_dir.mkdir(parents=True, exist_ok=True)
+    for split, name in (("train", "train"), ("validation", "test")):
+        rows = course_math.load_math(split, "tiny")
+        (math_dir / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ready.write_text("stand-ins and MATH folder written\n")
+    return hf_home, math_dir
+
+
 def main(argv=None) -> int:
     from autograder.assignments import load_assignments
 
@@ -100,6 +119,8 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=int, default=1200, help="per-cell timeout while running a notebook (s)")
     parser.add_argument("--cpu-dry-run", action="store_true", help="no GPU: shrunken stand-ins, to test this tool")
     parser.add_argument("--skip-grading", action="store_true")
+    parser.add_argument("--hub", help="folder for the stand-ins and MATH, written once and reused (default: OUT)")
+    parser.add_argument("--prepare-only", action="store_true", help="write the stand-ins into --hub and stop")
     args = parser.parse_args(argv)
 
     import torch
@@ -112,19 +133,12 @@ def main(argv=None) -> int:
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    hf_home = out / "hf"
-    from tools.gpu import standins
-    from helpers import math as course_math
-
     started = time.perf_counter()
-    for repo in standins.MODELS:
-        standins.write_standin(repo, hf_home, scale=0.1 if args.cpu_dry_run else 1.0)
-    math_dir = out / "math"
-    math_dir.mkdir()
-    for split, name in (("train", "train"), ("validation", "test")):
-        rows = course_math.load_math(split, "tiny")
-        (math_dir / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    print(f"stand-ins and MATH folder written in {time.perf_counter() - started:.0f} s", flush=True)
+    hub = Path(args.hub).resolve() if args.hub else out
+    hf_home, math_dir = prepare_hub(hub, scale=0.1 if args.cpu_dry_run else 1.0)
+    print(f"stand-ins and MATH folder ready in {time.perf_counter() - started:.0f} s ({hub})", flush=True)
+    if args.prepare_only:
+        return 0
 
     env = {"COURSE_PROFILE": "full", "HF_HOME": str(hf_home), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
            "COURSE_MATH_SOURCE": str(math_dir), "COURSE_MAX_STEPS": str(args.max_steps),
@@ -141,6 +155,9 @@ def main(argv=None) -> int:
                                  "unexpected": [name for name, _ in failed if name not in expected],
                                  "expected_to_fail": sorted(expected)}
         print(f"  {assignment.id}: {seconds:.0f} s, {len(failed)} failing cell(s)", flush=True)
+        for cell, error in failed:  # now, not only in the final table: a run stopped later keeps them
+            print(f"    {cell}: {error}", flush=True)
+        (out / "smoke.json").write_text(json.dumps(report, indent=2))
     if not args.skip_grading:
         rows = grade(submissions, out / "graded", env, [a.id for a in assignments])
         for assignment in assignments:

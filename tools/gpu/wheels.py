@@ -1,6 +1,7 @@
 """Download the wheels an offline GPU machine needs to run the kit, minus what its image has.
 
     python tools/gpu/wheels.py --out .whl [--python 3.12] [--split-mib 60]
+    python tools/gpu/wheels.py --bundle .gpu/site.tgz [--python 3.12] [--cuda 130]
 
 A GPU box without internet usually has torch, transformers, accelerate and peft (this
 workplace's 'cuda' image: Python 3.12, torch 2.11, transformers 5.17), but not bitsandbytes,
@@ -11,6 +12,14 @@ and grade notebooks, and sorts the rest into batches of at most ``--split-mib`` 
 (``batch-1/``, ``batch-2/``...) so each fits a transfer limit. Install them on the GPU machine
 with ``pip install --no-index --no-deps --target /tmp/site batch-*/*.whl`` and put /tmp/site
 first on PYTHONPATH.
+
+``--bundle FILE.tgz`` instead unpacks every wheel into one tree (``site/`` for the packages,
+``share/`` for Jupyter's data files such as nbconvert's templates) and drops what grading on a
+GPU never loads: bitsandbytes' libraries for other CUDA versions and for ROCm/XPU (``--cuda``
+keeps one, plus the CPU library), nbgrader's documentation, tests and web assets, debugpy.
+The result (about 24 MB against 80 MB of wheels) fits one transfer with the repository;
+``tools/gpu/lease.sh`` installs it into the machine's own Python, where the grader's sandboxed
+kernels (started with ``python -I``, which ignores PYTHONPATH) find it.
 """
 from __future__ import annotations
 
@@ -64,18 +73,61 @@ def download(folder: Path, python: str) -> None:
     subprocess.run(base + ["--no-deps"] + NO_DEPS, check=True)
 
 
+# Never loaded when notebooks are executed and graded on a GPU machine (paths inside site/).
+PRUNE = ("nbgrader/docs", "nbgrader/tests", "nbgrader/labextension", "debugpy")
+
+
+def bundle(wheels: list[Path], target: Path, cuda: str) -> None:
+    """Unpack ``wheels`` into one tree, prune it, and write ``target`` (a .tgz)."""
+    import tarfile
+    import zipfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch) / "gpusite"
+        site, share = root / "site", root / "share"
+        site.mkdir(parents=True)
+        for wheel in wheels:
+            with zipfile.ZipFile(wheel) as archive:
+                archive.extractall(site)
+        for data in site.glob("*.data"):
+            for kind in ("purelib", "platlib"):
+                if (data / kind).is_dir():
+                    shutil.copytree(data / kind, site, dirs_exist_ok=True)
+            if (data / "data" / "share").is_dir():
+                shutil.copytree(data / "data" / "share", share, dirs_exist_ok=True)
+            shutil.rmtree(data)
+        for library in (site / "bitsandbytes").glob("libbitsandbytes_*.so"):
+            if library.stem.split("_", 1)[1] not in ("cpu", f"cuda{cuda}"):
+                library.unlink()
+        for relative in PRUNE:
+            shutil.rmtree(site / relative, ignore_errors=True)
+        for modules in site.glob("nbgrader/server_extensions/*/static/node_modules"):
+            shutil.rmtree(modules)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(target, "w:gz") as archive:
+            archive.add(root, arcname="gpusite")
+    print(f"{target}: {len(wheels)} wheels, {target.stat().st_size / 2**20:.1f} MiB")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", required=True)
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--out", help="folder for batch-1/, batch-2/... of wheels")
+    group.add_argument("--bundle", help="one pruned .tgz of every package instead (see above)")
+    parser.add_argument("--cuda", default="130", help="with --bundle: the CUDA version of the machine's torch "
+                        "(torch.version.cuda without the dot; default 130)")
     parser.add_argument("--python", default="3.12", help="the GPU machine's Python (default 3.12)")
     parser.add_argument("--split-mib", type=float, default=60.0)
     args = parser.parse_args(argv)
-    out = Path(args.out)
     with tempfile.TemporaryDirectory() as scratch:
         download(Path(scratch), args.python)
         wheels = sorted((w for w in Path(scratch).glob("*.whl")
                          if _name(w) not in IMAGE_PACKAGES | NOT_NEEDED or _name(w) in {"peft"}),
                         key=lambda w: -w.stat().st_size)
+        if args.bundle:
+            bundle(wheels, Path(args.bundle), args.cuda)
+            return 0
+        out = Path(args.out)
         batches: list[list[Path]] = []
         for wheel in wheels:  # first fit, largest first
             size = wheel.stat().st_size / 2**20

@@ -70,7 +70,7 @@ print(json.dumps({"ran": ran, "first_todo": nb.cells[first_todo].metadata["nbgra
 PROBE = r'''
 import importlib.metadata as md, json, sys
 import helpers
-from helpers.math import r1_zero_reward_fn
+from helpers.math_tasks import r1_zero_reward_fn
 print(json.dumps({
     "helpers": helpers.__file__,
     "reward": r1_zero_reward_fn(" 7 + 5 = 12 </think> <answer> 12 </answer>", "12")["reward"],

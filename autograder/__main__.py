@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from .assignments import REPO_ROOT, load_assignments
+from autograder.manifest import REPO_ROOT, load_assignments
 
 
 def _offline_defaults() -> None:
@@ -17,20 +17,21 @@ def _offline_defaults() -> None:
 
 
 def cmd_generate(args) -> int:
-    from .course import generate
+    from autograder.authoring.course import generate
 
     root = Path(args.course_root)
     assignments = load_assignments(root, args.ids or None)
     if not assignments:
         print(f"error: no assignments under {root / 'solutions'}", file=sys.stderr)
         return 2
-    from .release import ReleaseError
+    from autograder.authoring.release import ReleaseError
 
     try:
         stale = generate(assignments, root / "notebooks", check=args.check)
     except ReleaseError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    stale += write_public_settings(root, check=args.check)
     if args.check:
         for line in stale:
             print(f"stale release: {line}", file=sys.stderr)
@@ -43,8 +44,22 @@ def cmd_generate(args) -> int:
     return 0
 
 
+def write_public_settings(root: Path, check: bool) -> list[str]:
+    """helpers/data/grading.json from every manifest (what students may see: tiers, limits)."""
+    from autograder.manifest import PUBLIC_SETTINGS, load_assignments, render_public_settings
+
+    if Path(root).resolve() != PUBLIC_SETTINGS.parents[2]:
+        return []  # another course root (a test fixture): the kit's own file is not its business
+    text = render_public_settings(load_assignments(root))
+    if check:
+        current = PUBLIC_SETTINGS.read_text() if PUBLIC_SETTINGS.exists() else ""
+        return [] if current == text else [f"{PUBLIC_SETTINGS} differs from what the manifests give"]
+    PUBLIC_SETTINGS.write_text(text)
+    return []
+
+
 def cmd_release(args) -> int:
-    from .release import ReleaseError, release
+    from autograder.authoring.release import ReleaseError, release
 
     root = Path(args.course_root)
     try:
@@ -62,10 +77,10 @@ def cmd_release(args) -> int:
 
 
 def cmd_autograde(args) -> int:
-    from .batch import autograde
-    from .exports import format_table
-    from .results import SubmissionLayoutError
-    from .sandbox import SandboxError
+    from autograder.grading.batch import autograde
+    from autograder.reports.feedback import format_table
+    from autograder.grading.outcome import SubmissionLayoutError
+    from autograder.isolation.sandbox import SandboxError
 
     assignments = load_assignments(Path(args.course_root), args.assignment or None)
     try:
@@ -82,8 +97,8 @@ def cmd_autograde(args) -> int:
 
 
 def cmd_grades(args) -> int:
-    from .exports import format_table
-    from .manual import regenerate
+    from autograder.reports.feedback import format_table
+    from autograder.reports.manual import regenerate
 
     try:
         results = regenerate(Path(args.out), log=lambda line: print(line, file=sys.stderr))
@@ -100,7 +115,7 @@ def cmd_grades(args) -> int:
 
 
 def cmd_collect(args) -> int:
-    from .collect import collect
+    from autograder.intake.lms import collect
 
     try:
         report = collect(Path(args.download), args.assignment, Path(args.out), max_mb=args.max_mb)
@@ -114,7 +129,7 @@ def cmd_collect(args) -> int:
 
 
 def cmd_references(args) -> int:
-    from .reference_pages import build
+    from autograder.authoring.references import build
 
     assignments = load_assignments(Path(args.course_root), args.assignment or None)
     for page in build(assignments, Path(args.out)):
@@ -123,11 +138,11 @@ def cmd_references(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from .demo import demo, demo_table
+    from autograder.demo import demo, demo_table
 
     assignments = load_assignments(Path(args.course_root), args.assignment or None)
     results, surprises = demo(assignments, Path(args.out), workers=args.workers, execute_all=args.execute_all)
-    from .reference_pages import write_pages_from
+    from autograder.authoring.references import write_pages_from
 
     pages = write_pages_from(Path(args.out) / "submissions", [a.id for a in assignments], Path(args.out))
     if pages:

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import nbformat
 
-from .assignments import REPO_ROOT, Assignment
-from .course import fill_release, new_course
-from .batch import autograde
-from .results import Result
+from autograder.manifest import REPO_ROOT, Assignment
+from autograder.authoring.course import fill_release, new_course
+from autograder.grading.batch import autograde
+from autograder.grading.outcome import Result
 
 SAMPLE_STUDENTS = ("reference", "blank", "buggy")
 DEMO_MANIFEST = "demo_run.json"
@@ -61,12 +61,11 @@ def build_samples(assignments: list[Assignment], course: Path, submissions: Path
     for assignment in assignments:  # buggy copies the reference's artifacts: after the runs
         release_dir = course / "release" / assignment.id
         shutil.copytree(release_dir, submissions / "blank" / assignment.id)
-        buggy = assignment.samples.get("buggy")
-        if buggy:
+        if assignment.demo.buggy_patches:
             buggy_dir = submissions / "buggy" / assignment.id
             shutil.copytree(submissions / "reference" / assignment.id, buggy_dir)
             fill_release(release_dir / f"{assignment.id}.ipynb", assignment.source,
-                         buggy_dir / f"{assignment.id}.ipynb", patches=buggy["patches"])
+                         buggy_dir / f"{assignment.id}.ipynb", patches=assignment.demo.buggy_patches)
     return timings
 
 
@@ -75,7 +74,7 @@ def _run_reference(assignment: Assignment, submissions: Path, env: dict, log) ->
     produces = f" to produce {', '.join(assignment.artifacts)}" if assignment.artifacts else ""
     log(f"  {assignment.id}: running the reference solution{produces} ...")
     notebook = submissions / "reference" / assignment.id / f"{assignment.id}.ipynb"
-    execute_notebook(notebook, timeout=max(assignment.timeout, 600), env=env)
+    execute_notebook(notebook, timeout=max(assignment.limits.cell_timeout_s, 600), env=env)
     seconds = time.perf_counter() - started
     log(f"  {assignment.id}: reference run took {seconds:.0f} s")
     return assignment.id, seconds
@@ -83,7 +82,7 @@ def _run_reference(assignment: Assignment, submissions: Path, env: dict, log) ->
 
 def sources_digest(root: Path = REPO_ROOT) -> str:
     """sha256 over every file that decides what the references and their grades are (solutions,
-    samples files, helpers, autograder): a saved demo run is reusable only while it matches."""
+    manifests, helpers, autograder): a saved demo run is reusable only while it matches."""
     digest = hashlib.sha256()
     for folder in ("solutions", "helpers", "autograder"):
         for path in sorted((root / folder).rglob("*")):
@@ -101,7 +100,7 @@ def write_run_manifest(out: Path, assignments: list[Assignment], timings: dict[s
 
 
 def expected_score(assignment: Assignment, student: str):
-    return assignment.samples.get("expected", {}).get(student)
+    return assignment.demo.expected.get(student)
 
 
 def demo(assignments: list[Assignment], out: Path, workers: int = 1, log=print,

@@ -56,7 +56,7 @@ def notebook_module(profile: str) -> types.ModuleType:
     import nbformat
     import torch
 
-    from helpers import env, grpo, lm, runtime
+    from helpers import grpo, lm, profiles, runtime
 
     cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c.source
              for c in nbformat.read(NOTEBOOK, as_version=4).cells}
@@ -67,7 +67,7 @@ def notebook_module(profile: str) -> types.ModuleType:
     module.__file__ = str(NOTEBOOK)
     sys.modules[MODULE_NAME] = module   # @dataclass reads sys.modules[cls.__module__]
     namespace = module.__dict__
-    namespace.update(PROFILE=profile, AUTOGRADING=False, torch=torch, grpo=grpo, lm=lm, env=env, runtime=runtime)
+    namespace.update(PROFILE=profile, AUTOGRADING=False, torch=torch, grpo=grpo, lm=lm, profiles=profiles, runtime=runtime)
     exec("import json, math, random, re, time\nfrom dataclasses import dataclass, asdict\nfrom pathlib import Path",
          namespace)
     os.environ.setdefault(runtime.ARTIFACTS_VARIABLE, tempfile.mkdtemp(prefix="bench-grpo-format-"))
@@ -125,9 +125,9 @@ def bench_notebook(nb: types.ModuleType, cfg, profile: str, steps: int) -> Resul
     """Median seconds per optimizer step with the notebook's grpo_update, and its generate calls."""
     import torch
 
-    from helpers import env, grpo, lm
+    from helpers import grpo, lm, profiles
 
-    env.seed_everything(0)
+    profiles.seed_everything(0)
     model, tokenizer = lm.load_policy(profile, nb.MODEL_NAME, lora=dict(r=16, alpha=32, dropout=0.05))
     print("  " + grpo.enable_fast_sampling(model, tokenizer).describe())   # as the notebook's model cell does
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr)
@@ -251,12 +251,12 @@ def main() -> int:
     sys.path.insert(0, str(REPO))
     import torch
 
-    from helpers import env
+    from helpers import profiles
 
-    os.environ[env.PROFILE_VARIABLE] = args.profile   # the notebook's cells read the profile from here
-    profile = env.get_profile(args.profile)
+    os.environ[profiles.PROFILE_VARIABLE] = args.profile   # the notebook's cells read the profile from here
+    profile = profiles.get_profile(args.profile)
     if profile == "tiny":
-        env.set_offline(True)
+        profiles.set_offline(True)
         torch.set_num_threads(1)   # as the notebook does for the tiny model
     nb = notebook_module(profile)
     cfg = nb.CONFIGS[profile]
@@ -265,7 +265,7 @@ def main() -> int:
             cfg = dataclasses.replace(cfg, grad_accum=args.grad_accum)
         except ValueError as error:
             parser.error(f"--grad-accum {args.grad_accum}: {error}")
-    print(f"profile {profile} | {env.describe(profile)} | torch threads {torch.get_num_threads()}")
+    print(f"profile {profile} | {profiles.describe(profile)} | torch threads {torch.get_num_threads()}")
     print(f"config: {cfg.prompts_per_step} prompts x group {cfg.group_size} = "
           f"{cfg.prompts_per_step * cfg.group_size} completions per step in {cfg.grad_accum} micro-batch(es), "
           f"{cfg.max_new_tokens} new tokens, lr {cfg.lr}, beta {cfg.beta}, epsilon {cfg.epsilon}")

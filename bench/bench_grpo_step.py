@@ -17,7 +17,7 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
 import torch
 
-from helpers import env, grpo, lm
+from helpers import grpo, lm, profiles
 
 
 def main() -> None:
@@ -28,7 +28,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
 
-    env.seed_everything(0)
+    profiles.seed_everything(0)
     model, tokenizer = lm.load_policy("tiny", "unused-in-tiny", lora=dict(r=8, alpha=16, dropout=0.0))
     messages = lambda q: [{"role": "system", "content": lm.THINK_ANSWER_SYSTEM_PROMPT}, {"role": "user", "content": q}]
     prompts = [

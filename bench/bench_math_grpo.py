@@ -48,7 +48,7 @@ def notebook_namespace(profile: str) -> dict:
     namespace = module.__dict__
     exec("import json, os, random, time\nfrom dataclasses import asdict, dataclass, replace\nfrom pathlib import Path\n"
          "from typing import Callable, List, Literal\nimport torch\nfrom tqdm.auto import tqdm\n"
-         "from helpers import env, grpo, lm\nfrom helpers import math as math_tasks\n"
+         "from helpers import grpo, lm, profiles\nfrom helpers import math_tasks\n"
          f"PROFILE = {profile!r}\nSEED = 0\n", namespace)
     for grade_id in NOTEBOOK_CELLS:
         source = "\n".join(line for line in cells[grade_id].splitlines()
@@ -69,9 +69,9 @@ def main(argv=None) -> int:
 
     import torch
 
-    from helpers import env, grpo, lm
+    from helpers import grpo, lm, profiles
 
-    profile = env.get_profile(args.profile)
+    profile = profiles.get_profile(args.profile)
     if profile == "tiny":
         torch.set_num_threads(1)  # as the notebook does
     ns = notebook_namespace(profile)
@@ -87,12 +87,12 @@ def main(argv=None) -> int:
 
     cfg = replace(cfg, **overrides)
 
-    env.seed_everything(0)
+    profiles.seed_everything(0)
     path = lm.resolve_model(profile, ns["MODEL_ID"])
     tokenizer = lm.load_tokenizer(path)
     model = lm.add_lora(lm.load_model(path, quantize_4bit=False), **ns["CFG"]["lora"])
     sampler = grpo.enable_fast_sampling(model, tokenizer)
-    from helpers import math as math_tasks
+    from helpers import math_tasks
 
     train_set = math_tasks.load_math("train", profile)
     val_set = math_tasks.load_math("validation", profile)[:1]

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 from helpers import grpo, lm  # noqa: E402
-from helpers import math as course_math  # noqa: E402
+from helpers import math_tasks as course_math  # noqa: E402
 
 # Phrasings neither the warm-up nor the grpo_format notebook uses.
 PROBE_PHRASINGS = ("What is the sum of {a} and {b}?", "Please add {a} and {b}.", "Add {b} to {a}.",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from . import env, tiny_model
+from . import profiles, tiny_model
 
 # --------------------------------------------------------------------------------------
 # Prompts and task text the tiny model is warmed up on. The notebooks import these so the
@@ -73,7 +73,7 @@ def resolve_model(profile: str | None, full_model_id: str) -> str:
     """The ``from_pretrained`` target: the hub id in ``full``, the shipped tiny model's folder in
     ``tiny`` (verified against its manifest; raises ``tiny_model.TinyModelError`` in one line
     when a file was changed or is missing)."""
-    if env.get_profile(profile) == "full":
+    if profiles.get_profile(profile) == "full":
         return full_model_id
     return str(tiny_model.path())
 
@@ -185,7 +185,7 @@ def save_adapter(model, path: str | Path, **extra) -> Path:
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(path)
-    manifest = {"base_model": base_model_identity(model.get_base_model()), "profile": env.get_profile(), **extra}
+    manifest = {"base_model": base_model_identity(model.get_base_model()), "profile": profiles.get_profile(), **extra}
     (path / ADAPTER_MANIFEST).write_text(json.dumps(manifest, indent=2))
     return path
 
@@ -212,7 +212,7 @@ def load_adapter(base_model, path: str | Path, is_trainable: bool = False):
         raise AdapterError(f"{manifest_file} is corrupt ({error}); save the adapter again") from None
     expected = base_model_identity(base_model)
     if manifest.get("base_model") != expected:
-        trained_in, running_in = manifest.get("profile"), env.get_profile()
+        trained_in, running_in = manifest.get("profile"), profiles.get_profile()
         hint = (f" (it was trained in the {trained_in} profile and this notebook runs in the {running_in} profile: "
                 f"set COURSE_PROFILE={trained_in} to use it)") if trained_in and trained_in != running_in else ""
         raise AdapterError(

@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from . import env
+from . import profiles
 
 ARTIFACTS_VARIABLE = "COURSE_ARTIFACTS_DIR"
 """Environment variable that overrides :func:`artifacts_dir` (a folder path)."""
@@ -46,7 +46,7 @@ class DriveNotMountedError(RuntimeError):
 
 
 def _on_colab() -> bool:
-    return env.in_colab() and not env.is_autograding()
+    return profiles.in_colab() and not profiles.is_autograding()
 
 
 def _check_id(assignment_id: str) -> str:
@@ -67,27 +67,27 @@ def require_gpu(assignment_id: str, why: str, profile: str | None = None) -> str
     Args:
         assignment_id: the notebook's id, named in the message.
         why: what the GPU is for, e.g. ``"training the 0.5B policy"``.
-        profile: overrides ``COURSE_PROFILE`` like :func:`helpers.env.get_profile`.
+        profile: overrides ``COURSE_PROFILE`` like :func:`helpers.profiles.get_profile`.
 
     Raises:
         GPUUnavailableError: a GPU is needed and CUDA is not available.
     """
     assignment_id = _check_id(assignment_id)
-    chosen = env.get_profile(profile)
-    if env.cuda_available():
+    chosen = profiles.get_profile(profile)
+    if profiles.cuda_available():
         return chosen
-    requested = (profile or os.environ.get(env.PROFILE_VARIABLE) or "auto").strip().lower()
+    requested = (profile or os.environ.get(profiles.PROFILE_VARIABLE) or "auto").strip().lower()
     if chosen == "full" or (_on_colab() and requested == "auto"):
         if _on_colab():
             raise GPUUnavailableError(
                 f"{assignment_id} needs a GPU for {why}, and this Colab runtime has none: Runtime → Change runtime "
                 f"type → T4 GPU → Save, then run the notebook again from the top (or set "
-                f"os.environ['{env.PROFILE_VARIABLE}'] = 'tiny' in the first cell to practise on the small CPU "
+                f"os.environ['{profiles.PROFILE_VARIABLE}'] = 'tiny' in the first cell to practise on the small CPU "
                 "version, which is not what gets graded)"
             )
         raise GPUUnavailableError(
             f"{assignment_id} needs a CUDA GPU for {why} in the full profile, and this machine has none: run it on "
-            f"Colab with a T4 GPU, or run the small CPU version with {env.PROFILE_VARIABLE}=tiny (set it before "
+            f"Colab with a T4 GPU, or run the small CPU version with {profiles.PROFILE_VARIABLE}=tiny (set it before "
             "starting Jupyter)"
         )
     return chosen
@@ -133,7 +133,7 @@ def artifacts_dir(assignment_id: str, create: bool = True, mountpoint: str | Pat
     override = os.environ.get(ARTIFACTS_VARIABLE, "").strip()
     if override:
         folder = Path(override.replace("{assignment}", assignment_id)).expanduser()
-    elif env.is_autograding() or not _on_colab():
+    elif profiles.is_autograding() or not _on_colab():
         folder = Path.cwd() / "artifacts"
     else:
         my_drive = Path(mountpoint or DRIVE_MOUNTPOINT) / "MyDrive"

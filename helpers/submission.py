@@ -326,12 +326,18 @@ MAX_SUBMISSION_MB = 100.0
 """Largest zip contents (uncompressed, notebook included) ``pack`` accepts, in MB: an LMS upload
 limit. The adapters the course asks for are a few MB (tiny) to ~70 MB (a rank-32 LoRA on 1.5B)."""
 
-REQUIRED_ARTIFACTS = {
-    "grpo_format": ("grpo_format_adapter",),
-    "tiny_grpo": ("tiny_grpo_adapter",),
-}
-"""Folders (relative to the artifacts folder) each assignment is graded on: LoRA adapters saved
-with ``helpers.lm.save_adapter``. Keep in step with ``artifacts`` in autograder/samples/<id>.json."""
+
+
+def required_artifacts(assignment_id: str) -> tuple[str, ...]:
+    """Folders (relative to the artifacts folder) ``assignment_id`` is graded on: LoRA adapters
+    saved with ``helpers.lm.save_adapter``, as the assignment's manifest lists them."""
+    from . import course_settings
+
+    try:
+        return course_settings.required_artifacts(assignment_id)
+    except KeyError:  # an assignment outside this course
+        return ()
+
 
 EXPORT_LIMITS = {"tiny_grpo": CHARACTER_LIMIT}
 """Assignments graded on their Markdown export, with its character limit: ``pack`` checks it."""
@@ -404,7 +410,7 @@ def zip_problems(path: str | Path, assignment_id: str) -> list[str]:
     stray = [n for n in names if n != f"{assignment_id}.ipynb" and not n.startswith("artifacts/")]
     if stray:
         problems.append(f"files outside artifacts/: {', '.join(stray[:3])}")
-    for name in REQUIRED_ARTIFACTS.get(assignment_id, ()):
+    for name in required_artifacts(assignment_id):
         for required in ADAPTER_FILES:
             if f"artifacts/{name}/{required}" not in names:
                 problems.append(f"no artifacts/{name}/{required}")
@@ -422,7 +428,7 @@ def pack(assignment_id: str, notebook=None, artifacts: str | Path | None = None,
         artifacts: the artifacts folder. Default :func:`helpers.runtime.artifacts_dir`.
         out: where to write the zip. Default: beside the artifacts folder on Colab (on Drive),
             else the working folder.
-        required: artifact folders that must be present. Default ``REQUIRED_ARTIFACTS[id]``.
+        required: artifact folders that must be present. Default :func:`required_artifacts`.
         max_mb: the size limit (uncompressed contents).
         download: offer the zip as a browser download. Default: on Colab only.
 
@@ -438,7 +444,7 @@ def pack(assignment_id: str, notebook=None, artifacts: str | Path | None = None,
 
     nb = _notebook_for(assignment_id, notebook)
     folder = Path(artifacts) if artifacts is not None else runtime.artifacts_dir(assignment_id, create=False)
-    required = tuple(REQUIRED_ARTIFACTS.get(assignment_id, ()) if required is None else required)
+    required = tuple(required_artifacts(assignment_id) if required is None else required)
     _check_required(assignment_id, folder, required)
     files = _artifact_files(folder) if folder.is_dir() else []
     notebook_bytes = nbformat.writes(nb).encode("utf-8")

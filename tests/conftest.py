@@ -63,7 +63,7 @@ def pytest_terminal_summary(terminalreporter):
 def assignments_needed(session, fixture: str) -> list:
     """The assignments (in the kit's order) that the selected tests using ``fixture`` are
     parametrized with; every assignment when one of those tests has no ``assignment``."""
-    from autograder.assignments import REPO_ROOT, load_assignments
+    from autograder.manifest import REPO_ROOT, load_assignments
 
     every = load_assignments(REPO_ROOT)
     wanted: set[str] = set()
@@ -124,7 +124,7 @@ def demo_run(needed: list) -> tuple[Path, dict] | None:
 @pytest.fixture(scope="session")
 def executed_references(request, tmp_path_factory, tiny_model_dir) -> References:
     """Run each needed solution notebook top to bottom (once per session) and build the samples."""
-    from autograder.course import new_course
+    from autograder.authoring.course import new_course
     from autograder.demo import build_samples
 
     # item.fixturenames is the closure, so tests that use `graded` (or any fixture built on this
@@ -145,11 +145,11 @@ def executed_references(request, tmp_path_factory, tiny_model_dir) -> References
 @pytest.fixture(scope="session")
 def graded(executed_references, tmp_path_factory):
     """Autograde the demo's samples; return (results by (student, assignment), timings, OUT)."""
-    from autograder.grading import autograde
+    from autograder.grading.batch import autograde
 
     refs = executed_references
     if demo_run(refs.assignments):  # the demo graded these very samples into its OUT
-        from autograder.exports import load_results
+        from autograder.reports.feedback import load_results
 
         out = refs.course
         wanted = {a.id for a in refs.assignments}

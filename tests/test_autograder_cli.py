@@ -60,7 +60,7 @@ def _submit(root: Path, student: str, notebook_text: str | None = None, source: 
 
 
 def test_autograde_scores_feedback_and_broken_files(course, tmp_path):
-    from autograder.course import fill_release
+    from autograder.authoring.course import fill_release
 
     subs = tmp_path / "subs"
     release = course / "notebooks" / "toy_add" / "toy_add.ipynb"

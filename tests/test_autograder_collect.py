@@ -19,7 +19,7 @@ SOLUTION = FIXTURE / "solutions" / "toy_add" / "toy_add.ipynb"
 
 
 def _filled(path: Path) -> Path:
-    from autograder.course import fill_release
+    from autograder.authoring.course import fill_release
 
     path.parent.mkdir(parents=True, exist_ok=True)
     fill_release(RELEASE, SOLUTION, path)
@@ -38,7 +38,7 @@ def _bomb_bytes(megabytes: int) -> bytes:
 
 
 def test_names_never_leave_out_and_collisions_are_kept_apart(tmp_path):
-    from autograder.collect import collect
+    from autograder.intake.lms import collect
 
     download = tmp_path / "download"
     for name in ("Zoë Müller", "Zoé Müller", "Ann Lee", "Ann_Lee", "...", "..escape"):
@@ -70,7 +70,7 @@ def test_names_never_leave_out_and_collisions_are_kept_apart(tmp_path):
 
 
 def test_canvas_late_flag_decides_lateness_not_a_student_file(tmp_path):
-    from autograder.collect import collect
+    from autograder.intake.lms import collect
 
     raw = tmp_path / "raw"
     _filled(raw / ".._1_11_toy_add.ipynb")
@@ -93,7 +93,7 @@ def test_canvas_late_flag_decides_lateness_not_a_student_file(tmp_path):
 
 
 def test_zip_bombs_are_refused_with_a_line(tmp_path):
-    from autograder.collect import collect
+    from autograder.intake.lms import collect
 
     raw = tmp_path / "raw"
     _filled(raw / "bomber_5_51_toy_add.ipynb")
@@ -118,7 +118,7 @@ def test_zip_bombs_are_refused_with_a_line(tmp_path):
 
 
 def test_fifo_and_links_in_a_download_are_skipped(tmp_path):
-    from autograder.collect import collect
+    from autograder.intake.lms import collect
 
     download = tmp_path / "download"
     _filled(download / "Pat" / "toy_add.ipynb")
@@ -131,9 +131,12 @@ def test_fifo_and_links_in_a_download_are_skipped(tmp_path):
 
 
 def _assignment(artifacts=("artifacts/adapter",)):
-    from autograder.assignments import Assignment
+    import dataclasses
 
-    return Assignment(id="toy_add", source=SOLUTION, artifacts=list(artifacts))
+    from autograder.manifest import load_assignments
+
+    assignment = load_assignments(SOLUTION.parents[2], ["toy_add"])[0]
+    return dataclasses.replace(assignment, artifacts=tuple(artifacts))
 
 
 def _pack(zip_path: Path, scratch: Path, prefix: str, adapter_at: str) -> None:
@@ -150,7 +153,7 @@ def _pack(zip_path: Path, scratch: Path, prefix: str, adapter_at: str) -> None:
     ("submission/", "submission/artifacts/artifacts/adapter", True),    # both
 ])
 def test_uploaded_pack_zip_is_accepted_as_uploaded(tmp_path, prefix, adapter_at, moved):
-    from autograder.intake import place_submission
+    from autograder.intake.placement import place_submission
 
     folder = tmp_path / "subs" / "ann" / "toy_add"
     folder.mkdir(parents=True)
@@ -165,7 +168,7 @@ def test_uploaded_pack_zip_is_accepted_as_uploaded(tmp_path, prefix, adapter_at,
 
 
 def test_special_files_and_uploaded_timestamp_in_a_submission(tmp_path):
-    from autograder.intake import place_submission
+    from autograder.intake.placement import place_submission
 
     folder = tmp_path / "subs" / "ann" / "toy_add"
     _filled(folder / "toy_add.ipynb")

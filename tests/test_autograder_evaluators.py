@@ -36,9 +36,12 @@ def _course(root: Path) -> Path:
     nbformat.write(new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "language": "python",
                                                                       "display_name": "Python 3"}}),
                    folder / "format_tiers.ipynb")
-    (folder / "samples.json").write_text(json.dumps({
-        "timeout": 60, "artifacts": ["artifacts/grpo_format_adapter"], "uses_tiny_model": True,
-        "evaluator": {"name": "grpo_format", "artifact": "artifacts/grpo_format_adapter", "tiers": TIERS}}))
+    from manifest_fixtures import write_manifest
+
+    write_manifest(folder, limits={"cell_timeout_s": 60}, artifacts=["artifacts/grpo_format_adapter"],
+                   uses_tiny_model=True,
+                   evaluator={"name": "grpo_format", "artifact": "artifacts/grpo_format_adapter",
+                              "tiers": {"tiny": TIERS, "full": TIERS}, "timeout_s": 60, "memory_mb": 12288})
     return root
 
 
@@ -64,8 +67,8 @@ def _save_adapter(folder: Path, noise: float = 0.0, **manifest):
 
 @pytest.fixture(scope="module")
 def tiers(tmp_path_factory, tiny_model_dir):
-    from autograder.assignments import load_assignments
-    from autograder.batch import autograde
+    from autograder.manifest import load_assignments
+    from autograder.grading.batch import autograde
 
     root = _course(tmp_path_factory.mktemp("tiers"))
     assignments = load_assignments(root)
@@ -137,7 +140,7 @@ def test_unusable_adapters_get_a_line_not_a_crash(tiers):
 
 def test_apply_tiers_thresholds():
     from autograder.evaluators import apply_tiers
-    from autograder.results import Result
+    from autograder.grading.outcome import Result
 
     spec = {"name": "grpo_format", "tiers": TIERS}
     for rate, earned in ((0.72, [2, 2, 0]), (0.5, [2, 0, 0]), (0.9, [2, 2, 2]), (0.49, [0, 0, 0])):
@@ -151,7 +154,7 @@ def test_apply_tiers_thresholds():
 
 def test_tiers_per_profile_and_flat():
     from autograder.evaluators import apply_tiers, tiers_for
-    from autograder.results import Result
+    from autograder.grading.outcome import Result
 
     per_profile = {"full": TIERS, "tiny": {"test_adherence_50": 0.3, "test_adherence_70": 0.4, "test_adherence_90": 0.5}}
     assert tiers_for(per_profile, "tiny") == per_profile["tiny"] and tiers_for(per_profile, "full") == TIERS
@@ -172,7 +175,7 @@ def test_tiers_per_profile_and_flat():
 
 
 def test_grpo_format_declares_tiers_for_every_profile():
-    from autograder.assignments import load_assignments
+    from autograder.manifest import load_assignments
     from autograder.evaluators import declared
 
     repo = Path(__file__).resolve().parents[1]

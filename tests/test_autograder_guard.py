@@ -15,7 +15,7 @@ import pytest
 def shell():
     from IPython.core.interactiveshell import InteractiveShell
 
-    from autograder import kernel_guard
+    from autograder.kernel import guard as kernel_guard
 
     ip = InteractiveShell.instance()
     kernel_guard.install(ip)
@@ -24,7 +24,7 @@ def shell():
 
 
 def test_guard_restores_patched_comparisons_builtins_and_aliases(shell):
-    from autograder import kernel_guard
+    from autograder.kernel import guard as kernel_guard
 
     shell.run_cell(
         "import numpy as np, builtins, types\n"
@@ -49,7 +49,7 @@ def test_guard_restores_patched_comparisons_builtins_and_aliases(shell):
 
 def test_guard_records_torch_when_first_imported(shell):
     import torch  # noqa: F401  (pinned: a missing torch must fail, not skip)
-    from autograder import kernel_guard
+    from autograder.kernel import guard as kernel_guard
 
     shell.run_cell("import torch\ntorch.allclose = lambda *a, **k: True\ntorch.Tensor.allclose = lambda *a, **k: True")
     line = kernel_guard.restore()
@@ -65,7 +65,7 @@ def test_memory_watchdog_kills_and_marks(tmp_path):
     env_state = tmp_path / "state"
     watcher = subprocess.run([sys.executable, "-c",
                               "import os, sys; os.environ['AUTOGRADER_STATE_DIR'] = sys.argv[2]\n"
-                              "from autograder.kernel_launcher import watch; watch(int(sys.argv[1]), 200)",
+                              "from autograder.kernel.launcher import watch; watch(int(sys.argv[1]), 200)",
                               str(hog.pid), str(env_state)], timeout=60)
     assert watcher.returncode == 0
     assert hog.wait(timeout=10) != 0
@@ -75,7 +75,7 @@ def test_memory_watchdog_kills_and_marks(tmp_path):
 def test_repair_restores_deleted_retyped_and_duplicated_cells():
     from pathlib import Path
 
-    from autograder.repair import repair
+    from autograder.intake.repair import repair
 
     fixture = Path(__file__).parent / "fixtures" / "course" / "notebooks" / "toy_add" / "toy_add.ipynb"
     release = nbformat.read(fixture, as_version=4)
@@ -103,7 +103,7 @@ def test_an_error_reply_fails_the_cell_even_when_its_output_is_late():
     from nbformat.v4 import new_code_cell
     from nbgrader.utils import determine_grade
 
-    from autograder.nbgrader_ext import GuardedExecute
+    from autograder.grading.executor import GuardedExecute
 
     cell = new_code_cell("assert add(1, 2) == 3", metadata={"nbgrader": {
         "grade": True, "grade_id": "test_add", "points": 2, "solution": False, "locked": True, "schema_version": 3}})

@@ -1,7 +1,7 @@
 """Hostile and broken submissions, graded in ONE batch with correct and blank ones placed after them.
 
 The batch mixes the toy fixture course (``toy_add``), a small "guarded" assignment written here
-(numpy / np.testing / torch checks whose hidden parts read results through ``autograder.exact``,
+(numpy / np.testing / torch checks whose hidden parts read results through ``autograder.kernel.exact``,
 a submitted adapter folder) and the real ``maxent_irl``. Some submissions come straight from a
 folder, some through ``collect`` (a Canvas ZIP with a ``..`` login, a late flag, a zip bomb and a
 ``helpers.submission.pack`` zip; a plain folder download with Unicode name collisions and a FIFO).
@@ -51,7 +51,7 @@ GUARDED_CELLS = [
                        "    return 2.0 * np.asarray(x, dtype=float)\n    ### END SOLUTION", {"solution": True}),
     ("code", "test_double", 'assert np.allclose(double([1, 2]), [2, 4]), "double: small list"\n'
                             "### BEGIN HIDDEN TESTS\n"
-                            "from autograder.exact import exact_array\n"
+                            "from autograder.kernel.exact import exact_array\n"
                             "_got = exact_array(double(np.arange(4)))\n"
                             "_want = np.array([0.0, 2.0, 4.0, 6.0])\n"
                             'assert _got.shape == _want.shape and np.allclose(_got, _want), "double: arange"\n'
@@ -64,7 +64,7 @@ GUARDED_CELLS = [
                             'assert torch.allclose(torch.as_tensor(triple([1.0, 2.0])), torch.tensor([3.0, 6.0], '
                             'dtype=torch.float64)), "triple: values"\n'
                             "### BEGIN HIDDEN TESTS\n"
-                            "from autograder.exact import exact_tensor\n"
+                            "from autograder.kernel.exact import exact_tensor\n"
                             "_got_t = exact_tensor(triple([-1.0]))\n"
                             'assert torch.allclose(_got_t, torch.tensor([-3.0], dtype=torch.float64)), '
                             '"triple: negative values"\n'
@@ -88,9 +88,12 @@ def _build_guarded(course: Path) -> None:
     folder = course / "solutions" / "guarded"
     folder.mkdir(parents=True)
     nbformat.write(notebook, folder / "guarded.ipynb")
-    (folder / "samples.json").write_text(json.dumps({
-        "timeout": CELL_TIMEOUT, "memory_mb": MEMORY_MB, "disk_mb": 64, "artifacts": ["artifacts/adapter"],
-        "base_models": {"tiny": "tiny-base"}, "expected": {"reference": 4, "blank": 0}}))
+    from manifest_fixtures import write_manifest
+
+    write_manifest(folder, limits={"cell_timeout_s": CELL_TIMEOUT, "memory_mb": MEMORY_MB, "disk_mb": 64},
+                   artifacts=["artifacts/adapter"],
+                   demo={"buggy_description": "", "buggy_patches": [],
+                         "expected": {"reference": 4, "blank": 0, "buggy": 0}})
 
 
 def _adapter(folder: Path, base="tiny-base", config_text=None, where="artifacts/adapter"):
@@ -134,10 +137,10 @@ get_ipython().ast_transformers.append(_NoAsserts())
 
 REPATCH = WRONG_DOUBLE + '''\
 import sys, types, threading, _thread
-_fake = types.ModuleType("autograder.kernel_guard")
+_fake = types.ModuleType("autograder.kernel.guard")
 _fake.restore = lambda: "autograder-guard-ok"
 _fake.seal = _fake.install = lambda *a, **k: None
-sys.modules["autograder.kernel_guard"] = _fake
+sys.modules["autograder.kernel.guard"] = _fake
 import numpy._core.numeric as _numeric, numpy.testing._private.utils as _utils
 def _always(a, b, *rest, **kw):
     return np.ones(np.broadcast(np.asarray(a), np.asarray(b)).shape, dtype=bool)
@@ -203,7 +206,7 @@ class _AgreeT(torch.Tensor):
 
 IN_FUNCTION = '''import builtins, numpy.testing
     import numpy._core.numeric as numeric
-    import autograder.exact as exact
+    import autograder.kernel.exact as exact
     np.allclose = lambda *a, **k: True
     numpy.testing.assert_allclose = lambda *a, **k: None
     numeric.isclose = lambda a, b, *r, **k: np.ones(np.broadcast(np.asarray(a), np.asarray(b)).shape, dtype=bool)
@@ -272,7 +275,7 @@ finally:
         os.unlink("/tmp/fill")
 # writing anywhere outside its folder, and into the code later kernels run (helpers/, autograder/)
 import importlib.util
-_code = [importlib.util.find_spec(m).origin for m in ("helpers", "autograder", "autograder.exact")]
+_code = [importlib.util.find_spec(m).origin for m in ("helpers", "autograder", "autograder.kernel.exact")]
 for _path in ("/usr/evil", "/etc/evil", os.path.abspath("../evil"), "/home/evil", *_code):
     try:
         open(_path, "a").write("# {PWNED}")
@@ -391,11 +394,11 @@ def _zip_bomb(path: Path, megabytes: int = 300) -> None:
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
-    from autograder.assignments import load_assignments
-    from autograder.batch import autograde
-    from autograder.collect import collect
-    from autograder.course import fill_release, generate
-    from autograder.sandbox import probe
+    from autograder.manifest import load_assignments
+    from autograder.grading.batch import autograde
+    from autograder.intake.lms import collect
+    from autograder.authoring.course import fill_release, generate
+    from autograder.isolation.sandbox import probe
 
     root = tmp_path_factory.mktemp("hostile")
     course = root / "course"
@@ -615,7 +618,7 @@ def test_isolation_blocks_escapes(hostile):
 
 def test_nothing_written_outside_out_and_only_by_the_grader(hostile):
     import psutil
-    from autograder.sandbox import UID_BASE
+    from autograder.isolation.sandbox import UID_BASE
 
     root, out, subs, beside = hostile["root"], hostile["out"], hostile["subs"], hostile["beside"]
     time.sleep(2)  # a detached process of a graded notebook would still be writing now
@@ -683,7 +686,7 @@ def test_feedback_of_repaired_and_restored_submissions(hostile):
     for name in ("numpy.allclose", "numpy.testing.assert_allclose", "torch.allclose", "print", "abs"):
         assert name in lines, lines
     repatch = " ".join(results["h_repatch"].feedback)
-    for name in ("sys.modules['autograder.kernel_guard']", "numpy._core.numeric.isclose", "background thread"):
+    for name in ("sys.modules['autograder.kernel.guard']", "numpy._core.numeric.isclose", "background thread"):
         assert name in repatch, repatch
     assert "ast_transformers" in " ".join(results["h_tamper"].feedback)
     for student in ("infinite_loop", "os_exit", "killed_kernel"):
@@ -694,8 +697,8 @@ def test_feedback_of_repaired_and_restored_submissions(hostile):
 
 
 def test_rerun_updates_the_gradebook_instead_of_duplicating(hostile, tmp_path):
-    from autograder.batch import autograde
-    from autograder.course import fill_release
+    from autograder.grading.batch import autograde
+    from autograder.authoring.course import fill_release
     from nbgrader.api import Gradebook
 
     out, subs, assignments = hostile["out"], hostile["subs"], hostile["assignments"]

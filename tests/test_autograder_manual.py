@@ -42,9 +42,9 @@ def _request(url: str, token: str, method: str = "GET", body: dict | None = None
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    from autograder.assignments import load_assignments
-    from autograder.batch import autograde
-    from autograder.course import fill_release
+    from autograder.manifest import load_assignments
+    from autograder.grading.batch import autograde
+    from autograder.authoring.course import fill_release
 
     root = tmp_path_factory.mktemp("manual")
     subs = root / "subs"
@@ -125,7 +125,7 @@ def test_formgrader_grade_reaches_grades_csv_export_and_feedback(graded):
     exported = {r["student_id"]: r for r in csv.DictReader(open(out / "nbgrader_grades.csv"))}
     assert float(exported["alice"]["score"]) == 3.0
 
-    from autograder.batch import autograde
+    from autograder.grading.batch import autograde
 
     autograde(subs, out, assignments, workers=1, profile="tiny")  # a re-run never un-grades
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:

@@ -56,7 +56,7 @@ print(json.dumps(report))
 
 
 def _modes():
-    from autograder.sandbox import probe
+    from autograder.isolation.sandbox import probe
 
     found = []
     for mode in ("root", "user"):
@@ -67,7 +67,7 @@ def _modes():
 
 
 def test_some_isolation_is_available_or_explained():
-    from autograder.sandbox import probe
+    from autograder.isolation.sandbox import probe
 
     isolation = probe()
     assert isolation.isolated or isolation.reason, isolation
@@ -75,7 +75,7 @@ def test_some_isolation_is_available_or_explained():
 
 @pytest.mark.parametrize("mode", _modes())
 def test_a_command_sees_only_its_own_copy(mode, tmp_path):
-    from autograder import sandbox
+    from autograder.isolation import sandbox
 
     course = tmp_path / "course"
     (course / "source").mkdir(parents=True)

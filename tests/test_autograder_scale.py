@@ -23,7 +23,7 @@ def cli(*args):
 
 
 def _filled(path: Path, patches=None) -> Path:
-    from autograder.course import fill_release
+    from autograder.authoring.course import fill_release
 
     fill_release(RELEASE, SOLUTION, path, patches=patches)
     return path
@@ -57,7 +57,7 @@ def test_collect_canvas_zip(tmp_path):
 
 
 def test_collect_moodle_gradescope_and_plain(tmp_path):
-    from autograder.collect import collect
+    from autograder.intake.lms import collect
 
     moodle = tmp_path / "moodle"
     folder = moodle / "Jane Doe_4242_assignsubmission_file_"
@@ -119,8 +119,8 @@ def _key(results):
 
 def test_workers_and_ray_give_identical_results(small_batch):
     import ray  # noqa: F401  (pinned in requirements.txt)
-    from autograder.assignments import load_assignments
-    from autograder.grading import autograde
+    from autograder.manifest import load_assignments
+    from autograder.grading.batch import autograde
 
     root, subs = small_batch
     assignments = load_assignments(FIXTURE)
@@ -143,14 +143,14 @@ def test_workers_and_ray_give_identical_results(small_batch):
 
 
 def test_gpu_assignment_on_cpu_grader_fails_clearly_unless_tiny(small_batch, monkeypatch):
-    from autograder.assignments import load_assignments
-    from autograder.grading import autograde
+    from autograder.manifest import load_assignments
+    from autograder.grading.batch import autograde
 
     root, subs = small_batch
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # a CPU-only grader, whatever this machine has
-    assignments = load_assignments(FIXTURE)
-    for assignment in assignments:
-        assignment.needs_gpu_in_full = True
+    import dataclasses
+
+    assignments = [dataclasses.replace(a, needs_gpu={"tiny": False, "full": True}) for a in load_assignments(FIXTURE)]
     results = autograde(subs, root / "gpu", assignments, workers=2, profile="full")
     assert {r.status for r in results} == {"no-gpu"}
     assert all(len(r.feedback) == 1 and "needs a GPU" in r.feedback[0] and "--profile tiny" in r.feedback[0]
@@ -159,7 +159,7 @@ def test_gpu_assignment_on_cpu_grader_fails_clearly_unless_tiny(small_batch, mon
 
 def test_local_ray_start_is_retried_when_its_node_times_out():
     """Ray waits a fixed 30 s for its raylet; on loaded cores a local start can miss that."""
-    from autograder.remote import start_local_ray
+    from autograder.grading.ray_runner import start_local_ray
 
     class FakeRay:
         def __init__(self, failures, message="The current node timed out during startup."):

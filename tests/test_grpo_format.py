@@ -19,7 +19,7 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "solutions" / "grpo_format" / "grpo_format.ipynb"
 RELEASE = REPO / "notebooks" / "grpo_format" / "grpo_format.ipynb"
-SAMPLES = REPO / "autograder" / "samples" / "grpo_format.json"
+MANIFEST = REPO / "solutions" / "grpo_format" / "manifest.json"
 HANDOUT_LOSS = -0.2233469   # seed 000, Section 2 test of grpo_sequence_loss
 
 
@@ -49,11 +49,11 @@ def _solution_namespace(replace: dict | None = None):
 
 def _config_module():
     """The config cell run in a module (as the notebook runs it), for both profiles."""
-    from helpers import env, runtime
+    from helpers import profiles, runtime
 
     module = types.ModuleType("grpo_format_config_test")
     namespace = module.__dict__
-    namespace.update(PROFILE="tiny", env=env, runtime=runtime)
+    namespace.update(PROFILE="tiny", profiles=profiles, runtime=runtime)
     exec("import json, math, random, re, time\nfrom dataclasses import dataclass, asdict\nfrom pathlib import Path",
          namespace)
     import sys
@@ -73,7 +73,7 @@ def test_points_and_ids():
     manual = {k: c.metadata["nbgrader"]["points"] for k, c in cells.items()
               if c.metadata["nbgrader"]["grade"] and c.cell_type == "markdown"}
     assert sum(auto.values()) == 26 and sum(manual.values()) == 10
-    expected = json.loads(SAMPLES.read_text())["expected"]
+    expected = json.loads(MANIFEST.read_text())["demo"]["expected"]
     assert expected["reference"] == sum(auto.values()) and expected["blank"] == 0
     assert 0 < expected["buggy"] < expected["reference"]
     assert all(re.fullmatch(r"[a-z0-9_]+", k) for k in cells)
@@ -170,9 +170,9 @@ def test_eval_phrasings_are_unseen_in_training_and_by_the_grader():
 
 
 def test_buggy_and_variant_patches_apply_once():
-    sample = json.loads(SAMPLES.read_text())
+    manifest = json.loads(MANIFEST.read_text())
     cells = _cells(SOURCE)
-    for patch in sample["buggy"]["patches"] + [p for v in sample.get("variants", []) for p in v.get("patches", [])]:
+    for patch in manifest["demo"]["buggy_patches"] + [p for v in manifest["variants"] for p in v["patches"]]:
         assert cells[patch["grade_id"]].source.count(patch["old"]) == 1, patch
 
 
@@ -180,7 +180,7 @@ def test_buggy_and_variant_patches_apply_once():
 
 def test_tier_cells_and_the_grader_agree_on_the_tiers():
     """Each tier cell's thresholds (both profiles) are the ones the grader's evaluator scores by."""
-    tiers = json.loads(SAMPLES.read_text())["evaluator"]["tiers"]
+    tiers = json.loads(MANIFEST.read_text())["evaluator"]["tiers"]
     cells = _cells(SOURCE)
     for profile in ("full", "tiny"):
         for name, threshold in tiers[profile].items():

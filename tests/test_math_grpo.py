@@ -13,7 +13,7 @@ import re
 import nbformat
 import pytest
 
-from autograder.assignments import REPO_ROOT
+from autograder.manifest import REPO_ROOT
 
 SOLUTION = REPO_ROOT / "solutions" / "math_grpo" / "math_grpo.ipynb"
 WRITTEN = {"q_baseline": 4, "q_train_loop": 4, "q_learning_rate": 4, "q_baselines": 4, "q_length_norm": 4,

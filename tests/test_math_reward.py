@@ -1,4 +1,4 @@
-"""helpers.math: prompts, the r1_zero reward built on math_verify, and the tiny MATH set."""
+"""helpers.math_tasks: prompts, the r1_zero reward built on math_verify, and the tiny MATH set."""
 from __future__ import annotations
 
 import json
@@ -11,8 +11,8 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
-from helpers import math as hm  # noqa: E402
-from helpers.math import (  # noqa: E402
+from helpers import math_tasks as hm  # noqa: E402
+from helpers.math_tasks import (  # noqa: E402
     extract_boxed_answer,
     format_r1_zero,
     load_math,
@@ -308,7 +308,7 @@ def test_sft_text_depends_only_on_the_rng_seed():
 
 def test_full_profile_reads_a_local_math_folder(tmp_path, monkeypatch):
     """An offline GPU machine (or a course mirror of MATH) points COURSE_MATH_SOURCE at JSONL files."""
-    from helpers import math as course_math
+    from helpers import math_tasks as course_math
 
     rows = [{"problem": "What is $1+1$?", "solution": "It is $\\boxed{2}$."}]
     (tmp_path / "train.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
@@ -323,7 +323,7 @@ def test_full_profile_reads_a_local_math_folder(tmp_path, monkeypatch):
 def test_missing_math_verify_is_an_error_with_the_install_line(monkeypatch):
     import sys
 
-    from helpers.math import MissingDependencyError, r1_zero_reward_fn
+    from helpers.math_tasks import MissingDependencyError, r1_zero_reward_fn
 
     monkeypatch.setitem(sys.modules, "math_verify", None)  # what an environment without it looks like
     with pytest.raises(MissingDependencyError) as error:

@@ -1,6 +1,6 @@
-"""Mutation tests for the hidden tests: every variant scores what its samples file declares.
+"""Mutation tests for the hidden tests: every variant scores what its manifest declares.
 
-``autograder/samples/<id>.json`` may list ``variants``: plausible implementations of answer
+``solutions/<id>/manifest.json`` may list ``variants``: plausible implementations of answer
 cells, each built from the reference answers by ``patches`` (``{"grade_id", "old", "new"}``,
 ``old`` occurring once in that solution cell) and/or ``replace`` (``{grade_id: whole new
 source}``)::
@@ -14,7 +14,7 @@ implementation the docstring permits, so it must earn full points everywhere (em
 ``expected``); a ``wrong`` one must lose points somewhere.
 
 Every autograded answer cell (an answer code cell before the assignment's last test cell,
-unless ``ungraded_answers`` in the samples file names it with a reason) needs at least two
+unless ``ungraded_answers`` in the manifest names it with a reason) needs at least two
 wrong variants and one allowed variant.
 
 To keep the suite fast, variants share submissions: one submission holds variants of one kind
@@ -38,14 +38,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.assignments import REPO_ROOT, load_assignments
+from autograder.manifest import REPO_ROOT, Patch, Variant, load_assignments
 
 ASSIGNMENTS = load_assignments(REPO_ROOT)
-WITH_VARIANTS = [a for a in ASSIGNMENTS if a.samples.get("variants")]
+WITH_VARIANTS = [a for a in ASSIGNMENTS if a.variants]
 IDS = [a.id for a in WITH_VARIANTS]
 KINDS = ("wrong", "allowed")
 NAME = re.compile(r"[a-z0-9_]+")
-VARIANT_KEYS = {"name", "kind", "description", "patches", "replace", "expected"}
 
 
 # --- reading the notebooks and the samples files ------------------------------------------
@@ -74,146 +73,104 @@ def notebook_cells(assignment) -> Cells:
             tests[meta["grade_id"]] = float(meta.get("points", 0))
             order.append(("test", meta["grade_id"]))
     last_test = max((i for i, (kind, _) in enumerate(order) if kind == "test"), default=-1)
-    exempt = assignment.samples.get("ungraded_answers", {})
+    exempt = assignment.ungraded_answers
     autograded = [gid for i, (kind, gid) in enumerate(order) if kind == "answer" and i < last_test and gid not in exempt]
     return Cells(answers, tests, autograded)
 
 
-@dataclass(frozen=True)
-class Variant:
-    assignment: str
-    name: str
-    kind: str
-    description: str
-    patches: tuple = ()
-    replace: tuple = ()
-    """(grade_id, source) pairs."""
-    expected: tuple = ()
-    """(test grade_id, points) pairs for the cells the variant affects."""
+def cells_of(variant) -> frozenset:
+    """The answer cells a variant changes."""
+    return frozenset([p.grade_id for p in variant.patches] + list(variant.replace))
 
-    @property
-    def cells(self) -> frozenset:
-        """The answer cells this variant changes."""
-        return frozenset([p["grade_id"] for p in self.patches] + [gid for gid, _ in self.replace])
 
-    def points(self, tests: dict[str, float]) -> dict[str, float]:
-        """Expected points of every test cell (unlisted cells: full)."""
-        listed = dict(self.expected)
-        return {gid: float(listed.get(gid, full)) for gid, full in tests.items()}
+def points_of(variant, tests: dict[str, float]) -> dict[str, float]:
+    """Expected points of every test cell (unlisted cells: full)."""
+    return {gid: float(variant.expected.get(gid, full)) for gid, full in tests.items()}
 
-    def lost(self, tests: dict[str, float]) -> frozenset:
-        return frozenset(gid for gid, pts in self.points(tests).items() if pts < tests[gid])
+
+def lost_by(variant, tests: dict[str, float]) -> frozenset:
+    return frozenset(gid for gid, pts in points_of(variant, tests).items() if pts < tests[gid])
 
 
 def variant_problems(assignment, cells: Cells) -> list[str]:
-    """Everything wrong with the variants of ``assignment``, one line each (empty: well formed)."""
-    where = f"autograder/samples/{assignment.id}.json"
-    raw = assignment.samples.get("variants", [])
+    """What the manifest's types cannot say about its variants, one line each (empty: well formed)."""
+    where = f"{assignment.manifest.relative_to(REPO_ROOT)}"
     problems = []
-    if not isinstance(raw, list):
-        return [f"{where}: `variants` must be a list of objects"]
-    for gid in assignment.samples.get("ungraded_answers", {}):
+    for gid in assignment.ungraded_answers:
         if gid not in cells.answers:
             problems.append(f"{where}: ungraded_answers names {gid!r}, which is not an answer cell")
     seen = set()
-    for index, spec in enumerate(raw):
-        label = f"{where}: variant {spec.get('name', f'#{index}') if isinstance(spec, dict) else f'#{index}'!s}"
-        if not isinstance(spec, dict):
-            problems.append(f"{label}: must be an object")
-            continue
-        unknown = set(spec) - VARIANT_KEYS
-        if unknown:
-            problems.append(f"{label}: unknown keys {sorted(unknown)} (allowed: {sorted(VARIANT_KEYS)})")
-        name = spec.get("name")
-        if not isinstance(name, str) or not NAME.fullmatch(name):
+    for variant in assignment.variants:
+        label = f"{where}: variant {variant.name}"
+        if not NAME.fullmatch(variant.name):
             problems.append(f"{label}: `name` must match [a-z0-9_]+")
-        elif name in seen:
+        elif variant.name in seen:
             problems.append(f"{label}: the name is used twice")
-        seen.add(name)
-        if spec.get("kind") not in KINDS:
-            problems.append(f"{label}: `kind` must be one of {KINDS}, not {spec.get('kind')!r}")
-        if not isinstance(spec.get("description"), str) or not spec.get("description").strip():
+        seen.add(variant.name)
+        if not variant.description.strip():
             problems.append(f"{label}: give a `description` of the change")
-        patches, replace = spec.get("patches", []), spec.get("replace", {})
-        if not patches and not replace:
+        if not variant.patches and not variant.replace:
             problems.append(f"{label}: needs `patches` or `replace`")
         sources = dict(cells.answers)
-        if not isinstance(replace, dict):
-            problems.append(f"{label}: `replace` must map an answer cell's grade_id to its new source")
-            replace = {}
-        for gid, source in replace.items():
+        for gid, source in variant.replace.items():
             if gid not in cells.answers:
                 problems.append(f"{label}: replaces {gid!r}, which is not an answer cell "
                                 f"(answer cells: {', '.join(cells.answers)})")
-            elif not isinstance(source, str):
-                problems.append(f"{label}: the replacement of {gid!r} must be a string")
             else:
                 sources[gid] = source
-        for patch in patches if isinstance(patches, list) else [None]:
-            if not isinstance(patch, dict) or set(patch) != {"grade_id", "old", "new"}:
-                problems.append(f"{label}: each patch is {{\"grade_id\", \"old\", \"new\"}}")
-                continue
-            gid = patch["grade_id"]
-            if gid not in sources:
-                problems.append(f"{label}: patches {gid!r}, which is not an answer cell")
-            elif sources[gid].count(patch["old"]) != 1:
-                problems.append(f"{label}: the patch's `old` text occurs {sources[gid].count(patch['old'])} times "
-                                f"in cell {gid!r}; it must occur exactly once")
-            elif patch["old"] == patch["new"]:
-                problems.append(f"{label}: a patch of {gid!r} changes nothing")
+        for patch in variant.patches:
+            if patch.grade_id not in sources:
+                problems.append(f"{label}: patches {patch.grade_id!r}, which is not an answer cell")
+            elif sources[patch.grade_id].count(patch.old) != 1:
+                problems.append(f"{label}: the patch's `old` text occurs {sources[patch.grade_id].count(patch.old)} "
+                                f"times in cell {patch.grade_id!r}; it must occur exactly once")
+            elif patch.old == patch.new:
+                problems.append(f"{label}: a patch of {patch.grade_id!r} changes nothing")
             else:
-                sources[gid] = sources[gid].replace(patch["old"], patch["new"])
-        expected = spec.get("expected", {})
-        if not isinstance(expected, dict):
-            problems.append(f"{label}: `expected` must map test cells to points")
-            continue
-        for gid, pts in expected.items():
+                sources[patch.grade_id] = sources[patch.grade_id].replace(patch.old, patch.new)
+        for gid, pts in variant.expected.items():
             if gid not in cells.tests:
                 problems.append(f"{label}: expected names {gid!r}, which is not a test cell "
                                 f"(test cells: {', '.join(cells.tests)})")
-            elif isinstance(pts, bool) or not isinstance(pts, (int, float)) or not 0 <= pts <= cells.tests[gid]:
+            elif not 0 <= pts <= cells.tests[gid]:
                 problems.append(f"{label}: expected points of {gid!r} must be a number from 0 to {cells.tests[gid]:g}")
-        short = [gid for gid, pts in expected.items() if gid in cells.tests and isinstance(pts, (int, float))
-                 and pts < cells.tests[gid]]
-        if spec.get("kind") == "allowed" and short:
+        short = [gid for gid, pts in variant.expected.items() if gid in cells.tests and pts < cells.tests[gid]]
+        if variant.kind == "allowed" and short:
             problems.append(f"{label}: an allowed variant must earn full points, but expects less on {short}")
-        if spec.get("kind") == "wrong" and not short:
+        if variant.kind == "wrong" and not short:
             problems.append(f"{label}: a wrong variant must lose points somewhere: list the cells it fails in `expected`")
     return problems
 
 
-def load_variants(assignment, cells: Cells) -> list[Variant]:
+def load_variants(assignment, cells: Cells) -> list:
     problems = variant_problems(assignment, cells)
     if problems:
         raise ValueError("\n".join(problems))
-    return [Variant(assignment=assignment.id, name=spec["name"], kind=spec["kind"], description=spec["description"],
-                    patches=tuple(spec.get("patches", [])), replace=tuple(spec.get("replace", {}).items()),
-                    expected=tuple(spec.get("expected", {}).items()))
-            for spec in assignment.samples.get("variants", [])]
+    return list(assignment.variants)
 
 
 def coverage_problems(assignment, cells: Cells, variants: list[Variant]) -> list[str]:
     problems = []
     for gid in cells.autograded:
-        wrong = [v.name for v in variants if gid in v.cells and v.kind == "wrong"]
-        allowed = [v.name for v in variants if gid in v.cells and v.kind == "allowed"]
+        wrong = [v.name for v in variants if gid in cells_of(v) and v.kind == "wrong"]
+        allowed = [v.name for v in variants if gid in cells_of(v) and v.kind == "allowed"]
         if len(wrong) < 2 or not allowed:
             problems.append(
                 f"{assignment.id}: answer cell {gid!r} has {len(wrong)} wrong and {len(allowed)} allowed variant(s); "
-                f"add variants to autograder/samples/{assignment.id}.json until it has at least 2 wrong and 1 allowed "
+                f"add variants to solutions/{assignment.id}/manifest.json until it has at least 2 wrong and 1 allowed "
                 "(or, if no test grades it, list it under `ungraded_answers` with the reason)")
     return problems
 
 
-def plan_submissions(variants: list[Variant], tests: dict[str, float]) -> list[list[Variant]]:
+def plan_submissions(variants: list, tests: dict[str, float]) -> list[list]:
     """Greedy first-fit: a variant joins the first group of its kind whose variants touch other
     answer cells and lose points in other test cells than it does."""
-    groups: list[list[Variant]] = []
+    groups: list[list] = []
     for kind in KINDS:
-        of_kind: list[list[Variant]] = []
+        of_kind: list[list] = []
         for variant in (v for v in variants if v.kind == kind):
             for group in of_kind:
-                if all(not (variant.cells & other.cells) and not (variant.lost(tests) & other.lost(tests))
+                if all(not (cells_of(variant) & cells_of(other)) and not (lost_by(variant, tests) & lost_by(other, tests))
                        for other in group):
                     group.append(variant)
                     break
@@ -223,9 +180,9 @@ def plan_submissions(variants: list[Variant], tests: dict[str, float]) -> list[l
     return groups
 
 
-def group_points(group: list[Variant], tests: dict[str, float]) -> dict[str, float]:
+def group_points(group: list, tests: dict[str, float]) -> dict[str, float]:
     """Expected points per test cell of a submission holding ``group``: the minimum over its variants."""
-    return {gid: min(v.points(tests)[gid] for v in group) for gid in tests}
+    return {gid: min(points_of(v, tests)[gid] for v in group) for gid in tests}
 
 
 # --- the batch ------------------------------------------------------------------------------
@@ -247,12 +204,12 @@ class Batch:
     """assignment -> why its variants could not be built."""
 
 
-def build_submission(refs, assignment, group: list[Variant], folder: Path) -> None:
-    from autograder.course import fill_release
+def build_submission(refs, assignment, group: list, folder: Path) -> None:
+    from autograder.authoring.course import fill_release
 
     shutil.copytree(refs.reference_dir(assignment.id), folder)  # executed notebook + artifacts
     patches = [p for v in group for p in v.patches]
-    replace = {gid: source for v in group for gid, source in v.replace}
+    replace = {gid: source for v in group for gid, source in v.replace.items()}
     fill_release(refs.release(assignment.id), assignment.source, folder / f"{assignment.id}.ipynb",
                  patches=patches, replace=replace)
 
@@ -268,7 +225,7 @@ def _selected(session) -> list:
 
 @pytest.fixture(scope="module")
 def mutation_results(request, executed_references, session_report, tmp_path_factory) -> Batch:
-    from autograder.grading import autograde
+    from autograder.grading.batch import autograde
 
     refs = executed_references
     root = tmp_path_factory.mktemp("mutations")
@@ -308,11 +265,11 @@ def score_table(batch: Batch) -> str:
     rows = []
     for sub in batch.submissions:
         tests = notebook_cells(next(a for a in WITH_VARIANTS if a.id == sub.assignment)).tests
-        lost_by_group = set().union(*(v.lost(tests) for v in sub.variants))
+        lost_by_group = set().union(*(lost_by(v, tests) for v in sub.variants))
         for v in sub.variants:
-            for gid in sorted(v.lost(tests), key=list(tests).index):
+            for gid in sorted(lost_by(v, tests), key=list(tests).index):
                 got = _got(sub, gid)
-                rows.append((sub.assignment, v.name, v.kind, gid, f"{v.points(tests)[gid]:g}/{tests[gid]:g}",
+                rows.append((sub.assignment, v.name, v.kind, gid, f"{points_of(v, tests)[gid]:g}/{tests[gid]:g}",
                              "-" if got is None else f"{got:g}", sub.student))
         # the cells no variant of this submission affects: every one must earn full points
         others = [gid for gid in tests if gid not in lost_by_group]
@@ -365,8 +322,8 @@ def test_plan_keeps_each_cell_to_one_variant():
     tests = {"t1": 4.0, "t2": 4.0, "t3": 6.0}
 
     def v(name, kind, cells, lost):
-        return Variant("x", name, kind, "d", patches=tuple({"grade_id": c, "old": "a", "new": "b"} for c in cells),
-                       expected=tuple((t, 0) for t in lost))
+        return Variant(name, kind, "d", patches=tuple(Patch(c, "a", "b") for c in cells), replace={},
+                       expected={t: 0.0 for t in lost})
 
     variants = [v("w1", "wrong", ["a"], ["t1"]), v("w2", "wrong", ["b"], ["t2"]), v("w3", "wrong", ["a"], ["t1"]),
                 v("w4", "wrong", ["c"], ["t1", "t3"]), v("ok1", "allowed", ["a"], []), v("ok2", "allowed", ["b"], [])]
@@ -394,7 +351,7 @@ def test_variants_score_as_declared(mutation_results, assignment):
             got = _got(sub, gid)
             if got is not None and abs(got - want) < 1e-9:
                 continue
-            owners = [v for v in sub.variants if gid in v.lost(tests)]
+            owners = [v for v in sub.variants if gid in lost_by(v, tests)]
             who = (f"variant {owners[0].name!r} ({owners[0].kind}: {owners[0].description})" if owners else
                    f"no variant lists it, so it must earn full points with {names}")
             why = sub.result.cell_messages.get(gid, "")

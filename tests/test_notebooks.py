@@ -17,7 +17,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.assignments import REPO_ROOT, load_assignments
+from autograder.manifest import REPO_ROOT, load_assignments
 
 ASSIGNMENTS = load_assignments(REPO_ROOT)
 IDS = [a.id for a in ASSIGNMENTS]
@@ -41,8 +41,7 @@ def test_solution_runs_top_to_bottom(executed_references, assignment):
 def test_sample_scores_as_expected(graded, assignment, student):
     results, _, _ = graded
     spec = next(a for a in ASSIGNMENTS if a.id == assignment)
-    expected = spec.samples.get("expected", {}).get(student)
-    assert expected is not None, f"autograder/samples/{assignment}.json gives no expected score for {student}"
+    expected = spec.demo.expected[student]
     result = results[(student, assignment)]
     assert result.score == pytest.approx(float(expected)), (result.score, result.feedback)
     if student == "reference":

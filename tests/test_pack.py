@@ -156,8 +156,8 @@ def test_zip_problems_name_the_wrong_shape(tmp_path):
 
 
 def test_required_artifacts_match_the_grader(tmp_path):
-    from autograder.assignments import load_assignments
+    from autograder.manifest import load_assignments
 
     for assignment in load_assignments():
         expected = [a.removeprefix("artifacts/") for a in assignment.artifacts]
-        assert list(submission.REQUIRED_ARTIFACTS.get(assignment.id, ())) == expected, assignment.id
+        assert list(submission.required_artifacts(assignment.id)) == expected, assignment.id

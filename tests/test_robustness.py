@@ -2,7 +2,7 @@
 
 A student's notebook has no hidden tests before training, so it consumes random numbers
 differently from the solution notebook; a recipe that only works on one random stream fails
-students. For each assignment whose ``autograder/samples/<id>.json`` has a ``robustness``
+students. For each assignment whose ``solutions/<id>/manifest.json`` has a ``robustness``
 entry, the release filled with the reference answers is executed up to (and including) the
 cell named by ``until``, with ``COURSE_SEED`` set; the training cell writes
 ``artifacts/<id>_metrics.json`` (``{"history": [per-step dicts], "final": {...}}``), and the
@@ -24,12 +24,12 @@ from concurrent.futures import ThreadPoolExecutor
 import nbformat
 import pytest
 
-from autograder.assignments import REPO_ROOT, load_assignments
-from autograder.course import fill_release
+from autograder.manifest import REPO_ROOT, load_assignments
+from autograder.authoring.course import fill_release
 
 SEEDS = (1, 2, 3)
 PARALLEL = int(os.environ.get("COURSE_ROBUSTNESS_WORKERS", "2"))
-ASSIGNMENTS = [a for a in load_assignments(REPO_ROOT) if a.samples.get("robustness")]
+ASSIGNMENTS = [a for a in load_assignments(REPO_ROOT) if a.robustness]
 TINY_ENV = {"COURSE_PROFILE": "tiny", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "MPLBACKEND": "Agg",
             "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 OPS = {">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, "<": lambda a, b: a < b}
@@ -46,20 +46,20 @@ def _lookup(data: dict, dotted: str):
 def _run_student_copy(assignment, folder, seed: int) -> dict:
     from nbclient import NotebookClient
 
-    spec = assignment.samples["robustness"]
+    spec = assignment.robustness
     release = REPO_ROOT / "notebooks" / assignment.id / f"{assignment.id}.ipynb"
     shutil.copytree(release.parent, folder)
     path = folder / release.name
     fill_release(release, assignment.source, path)
     notebook = nbformat.read(path, as_version=4)
     ids = [c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in notebook.cells]
-    assert spec["until"] in ids, f"robustness.until names no cell of {assignment.id}: {spec['until']}"
-    notebook.cells = notebook.cells[: ids.index(spec["until"]) + 1]
+    assert spec.until in ids, f"robustness.until names no cell of {assignment.id}: {spec.until}"
+    notebook.cells = notebook.cells[: ids.index(spec.until) + 1]
     # The kernel gets its own environment (os.environ is shared by the threads running seeds).
     env = {**os.environ, **TINY_ENV, "COURSE_SEED": str(seed)}
     NotebookClient(notebook, timeout=1200, kernel_name="python3",
                    resources={"metadata": {"path": str(folder)}}).execute(env=env)
-    return json.loads((folder / spec["metrics"]).read_text())
+    return json.loads((folder / spec.metrics).read_text())
 
 
 def _check(assignment, seed: int, metrics: dict) -> list[str]:
@@ -75,7 +75,7 @@ def _check(assignment, seed: int, metrics: dict) -> list[str]:
         bad = [row.get("step") for row in history if key in row and not math.isfinite(row[key])]
         if bad:
             problems.append(f"seed {seed}: non-finite {key} at steps {bad}")
-    checks = assignment.samples["robustness"]["checks"]
+    checks = assignment.robustness.checks
     reached = {name: _lookup(metrics, name) for name in checks}
     largest_loss = max(abs(row["loss"]) for row in history)
     largest_grad = max(row["grad_norm"] for row in history)
@@ -89,7 +89,7 @@ def _check(assignment, seed: int, metrics: dict) -> list[str]:
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS, ids=lambda a: a.id)
 def test_reference_training_is_finite_and_reaches_its_targets(assignment, tmp_path):
-    assert assignment.samples["robustness"]["checks"], f"{assignment.id}: robustness.checks names no target"
+    assert assignment.robustness.checks, f"{assignment.id}: robustness.checks names no target"
     with ThreadPoolExecutor(max_workers=max(1, PARALLEL)) as pool:
         runs = {seed: pool.submit(_run_student_copy, assignment, tmp_path / f"seed{seed}" / assignment.id, seed)
                 for seed in SEEDS}

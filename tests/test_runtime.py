@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 import colab_fake
-from helpers import env, runtime
+from helpers import profiles, runtime
 
 
 @pytest.fixture()
@@ -19,7 +19,7 @@ def local(monkeypatch, tmp_path):
 
 @pytest.fixture()
 def no_cuda(monkeypatch):
-    monkeypatch.setattr(env, "cuda_available", lambda: False)
+    monkeypatch.setattr(profiles, "cuda_available", lambda: False)
 
 
 def test_require_gpu_only_when_the_profile_needs_one(local, no_cuda, monkeypatch):
@@ -49,7 +49,7 @@ def test_require_gpu_on_colab_says_how_to_switch_the_runtime(local, no_cuda, mon
 
 
 def test_require_gpu_passes_with_cuda(local, monkeypatch):
-    monkeypatch.setattr(env, "cuda_available", lambda: True)
+    monkeypatch.setattr(profiles, "cuda_available", lambda: True)
     monkeypatch.setenv("COURSE_PROFILE", "full")
     assert runtime.require_gpu("grpo_format", "training") == "full"
 

@@ -23,7 +23,7 @@ from helpers import lm
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "solutions" / "tiny_grpo" / "tiny_grpo.ipynb"
 RELEASE = REPO / "notebooks" / "tiny_grpo" / "tiny_grpo.ipynb"
-SAMPLES = json.loads((REPO / "autograder" / "samples" / "tiny_grpo.json").read_text())
+MANIFEST = json.loads((REPO / "solutions" / "tiny_grpo" / "manifest.json").read_text())
 HEADER = "---\nformat:\n  html:\n    code-fold: true\njupyter: python3\n---"
 
 
@@ -57,7 +57,7 @@ def test_points_ids_and_rubric():
             if c.metadata["nbgrader"]["grade"] and c.cell_type == "code"}
     manual = {k: c.metadata["nbgrader"]["points"] for k, c in cells.items()
               if c.metadata["nbgrader"]["grade"] and c.cell_type == "markdown"}
-    assert sum(auto.values()) == 20 == SAMPLES["expected"]["reference"]
+    assert sum(auto.values()) == 20 == MANIFEST["demo"]["expected"]["reference"]
     assert manual == {"q_task_rewards": 5, "q_grpo_implementation": 5, "q_training_pipeline": 5, "q_evaluation": 5}
     for gid in manual:  # the handout's five levels, for graders, hidden from students
         notes = cells[gid].source.split("### BEGIN SOLUTION", 1)[1]
@@ -148,19 +148,19 @@ def test_chat_prompts_for_the_full_profile_round_trip():
 
 def test_variants_and_buggy_patches_apply():
     answers = {gid: c.source for gid, c in _by_id().items() if c.metadata["nbgrader"].get("solution")}
-    for spec in [SAMPLES["buggy"], *SAMPLES["variants"]]:
+    for spec in [{"patches": MANIFEST["demo"]["buggy_patches"]}, *MANIFEST["variants"]]:
         sources = dict(answers)
         sources.update(spec.get("replace", {}))
         for patch in spec.get("patches", []):
             assert sources[patch["grade_id"]].count(patch["old"]) == 1, (spec.get("name", "buggy"), patch["old"])
             sources[patch["grade_id"]] = sources[patch["grade_id"]].replace(patch["old"], patch["new"])
-    assert SAMPLES["needs_real_weights"] == ["test_eval_improvement"]
+    assert MANIFEST["needs_real_weights"] == ["test_eval_improvement"]
 
 
 def test_model_answers_claim_what_the_robustness_test_checks():
     """Numbers in the model answers are the thresholds the robustness runs enforce."""
     analysis = _by_id()["q_evaluation"].source
-    checks = SAMPLES["robustness"]["checks"]
+    checks = MANIFEST["robustness"]["checks"]
     gain = int(re.search(r"by at least (\d+) points", analysis).group(1))
     copies = int(re.search(r"copies fell to at most (\d+) %", analysis).group(1))
     assert checks["final.exact_gain"] == [">=", gain / 100]
@@ -176,10 +176,10 @@ def test_executed_reference_export_and_claims(executed_references, assignment):
     report = submission.check_notebook(folder / f"{assignment}.ipynb")
     assert report.ok and report.characters < submission.CHARACTER_LIMIT, report.format()
     assert not report.render_problems, report.format()
-    final = json.loads((folder / SAMPLES["robustness"]["metrics"]).read_text())["final"]
+    final = json.loads((folder / MANIFEST["robustness"]["metrics"]).read_text())["final"]
     print(f"\ntiny_grpo reference (seed 0): export {report.characters} characters; held-out exact "
           f"{final['exact_before']:.1%} -> {final['exact_after']:.1%}, copies {final['copy_before']:.1%} -> "
           f"{final['copy_after']:.1%}")
-    for name, (op, bound) in SAMPLES["robustness"]["checks"].items():
+    for name, (op, bound) in MANIFEST["robustness"]["checks"].items():
         value = final[name.split(".", 1)[1]]
         assert value >= bound if op == ">=" else value <= bound, (name, value)

@@ -20,7 +20,7 @@ from math import gcd
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[1] / "helpers" / "data"
-"""Where the kit reads the fixtures from (helpers.math.DATA_DIR); this script is a maintainer
+"""Where the kit reads the fixtures from (helpers.math_tasks.DATA_DIR); this script is a maintainer
 tool and stays out of the student wheel."""
 
 #: (kind, share of each split). Shares sum to 1.

@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 from helpers import lm
-from helpers import math as course_math
+from helpers import math_tasks as course_math
 from helpers.tiny_model import ASSET_DIR, HASHED_FILES, MANIFEST, TINY_MODEL_ID, WEIGHTS, read_manifest, sha256_file
 
 # Phrasings of the addition question used in the warm-up. The grpo_format notebook trains on a

@@ -67,22 +67,22 @@ def tiers_for(tiers: dict, profile: str, where: str = "evaluator") -> dict[str, 
 
 def declared(assignment, profile: str = "tiny") -> dict | None:
     """The assignment's evaluator with the tier thresholds of ``profile`` (see :func:`tiers_for`)."""
-    spec = assignment.samples.get("evaluator") if assignment.samples else None
-    if not spec:
+    spec = assignment.evaluator
+    if spec is None:
         return None
-    if spec.get("name") not in REGISTRY:
-        raise ValueError(f"{assignment.id}: unknown evaluator {spec.get('name')!r} (known: {', '.join(REGISTRY)})")
-    tiers = tiers_for(spec.get("tiers", {}), profile, f"{assignment.id} evaluator")
-    return {"name": spec["name"], "artifact": spec.get("artifact", ""), "tiers": tiers, "profile": profile,
-            "timeout": int(spec.get("timeout", assignment.timeout)),
-            "memory_mb": int(spec.get("memory_mb", assignment.memory_mb))}
+    if spec.name not in REGISTRY:
+        raise ValueError(f"{assignment.manifest}: evaluator.name: unknown evaluator {spec.name!r} "
+                         f"(known: {', '.join(REGISTRY)})")
+    tiers = tiers_for(spec.tiers, profile, f"{assignment.manifest} evaluator")
+    return {"name": spec.name, "artifact": spec.artifact, "tiers": tiers, "profile": profile,
+            "timeout": spec.timeout_s, "memory_mb": spec.memory_mb}
 
 
 class EvaluatorProcess:
     """One long-lived, sandboxed ``autograder.evaluators.worker``: the base model stays loaded."""
 
     def __init__(self, name: str, profile: str, gpu: str | None, memory_mb: int, sandbox_mode: str):
-        from .. import sandbox
+        from autograder.isolation import sandbox
 
         self.channel = Path(tempfile.mkdtemp(prefix="age-", dir="/tmp" if len(tempfile.gettempdir()) > 40 else None))
         (self.channel / "inbox").mkdir()
@@ -172,7 +172,7 @@ class EvaluatorProcess:
         except Exception:
             pass
         if self.uid is not None:
-            from ..sandbox import kill_uid
+            from autograder.isolation.sandbox import kill_uid
 
             kill_uid(self.uid)
         shutil.rmtree(self.channel, ignore_errors=True)
@@ -186,7 +186,7 @@ class Pool:
         self.lock = threading.Lock()
 
     def measure(self, spec: dict, submitted: Path, settings, gpu: str | None) -> dict:
-        from ..sandbox import probe
+        from autograder.isolation.sandbox import probe
 
         started = time.perf_counter()
         mode = probe(settings.sandbox).mode

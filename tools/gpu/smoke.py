@@ -14,7 +14,7 @@ wheels: see tools/gpu/README.md):
 3. grades those reference submissions with ``python -m autograder autograde --profile full``;
 4. prints one table: per assignment, run time, failing cells, graded score, and the cells that
    are expected to fail because they need real weights (``needs_real_weights`` in
-   ``autograder/samples/<id>.json``: adherence tiers, improvement checks). It exits 1 when any
+   ``solutions/<id>/manifest.json``: adherence tiers, improvement checks). It exits 1 when any
    other cell fails.
 
 ``--cpu-dry-run`` runs the same plumbing on a CPU with stand-ins shrunk to a tenth (for testing
@@ -53,7 +53,7 @@ def run_reference(assignment, folder: Path, env: dict, timeout: int) -> tuple[fl
     import nbformat
     from nbclient import NotebookClient
 
-    from autograder.course import fill_release
+    from autograder.authoring.course import fill_release
 
     release = REPO / "notebooks" / assignment.id / f"{assignment.id}.ipynb"
     shutil.copytree(release.parent, folder, dirs_exist_ok=True)
@@ -92,7 +92,7 @@ def grade(submissions: Path, out: Path, env: dict, ids: list[str]) -> dict:
 def prepare_hub(hub: Path, scale: float) -> tuple[Path, Path]:
     """Stand-ins in ``hub/hf`` and the MATH folder in ``hub/math``, written once: several smoke
     runs (one per assignment, in parallel on one GPU) share them through ``--hub``."""
-    from helpers import math as course_math
+    from helpers import math_tasks as course_math
     from tools.gpu import standins
 
     hf_home, math_dir, ready = hub / "hf", hub / "math", hub / ".ready"
@@ -109,7 +109,7 @@ def prepare_hub(hub: Path, scale: float) -> tuple[Path, Path]:
 
 
 def main(argv=None) -> int:
-    from autograder.assignments import load_assignments
+    from autograder.manifest import load_assignments
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="gpu-smoke", help="folder for the hub cache, runs, grades and report")
@@ -150,7 +150,7 @@ def main(argv=None) -> int:
         folder = submissions / "reference" / assignment.id
         print(f"running {assignment.id} (full profile, at most {args.max_steps} steps) ...", flush=True)
         seconds, failed = run_reference(assignment, folder, env, args.timeout)
-        expected = set(assignment.samples.get("needs_real_weights", []))
+        expected = set(assignment.needs_real_weights)
         report[assignment.id] = {"run_seconds": round(seconds, 1), "failed_cells": failed,
                                  "unexpected": [name for name, _ in failed if name not in expected],
                                  "expected_to_fail": sorted(expected)}

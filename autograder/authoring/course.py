@@ -1,0 +1,221 @@
+"""Throwaway nbgrader course directories, and release generation from ``solutions/``."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+
+from autograder.manifest import Assignment, Patch
+
+COURSE_CONFIG = '''\
+c = get_config()
+c.CourseDirectory.root = {root!r}
+c.CourseDirectory.course_id = "course-kit"
+c.Execute.timeout = {timeout}
+c.Execute.interrupt_on_timeout = True
+c.Execute.raise_on_iopub_timeout = False
+c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+c.LimitOutput.max_lines = 200
+c.LimitOutput.max_traceback = 20
+c.Autograde.create_student = True
+'''
+
+# Added to the config of every course copy a submission is graded in (see grading.py).
+GRADING_CONFIG = '''
+from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbgrader.preprocessors import IgnorePattern, LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata
+c.Execute.kernel_name = {kernel!r}
+# after a cell's reply, how long its outputs may take to arrive: on loaded cores 10 s was not
+# always enough, and a late output lost is a lost error (a failing check scored as passing) or
+# a lost guard reply (a correct check marked as tampering); GuardedExecute also backs errors up
+c.Execute.iopub_timeout = 60
+# ZMQ over unix sockets in the channel folder: works across the kernel's network namespace
+c.KernelManager.transport = "ipc"
+c.GuardedExecute.guard = {guard!r}
+c.Autograde.autograde_preprocessors = [
+    "autograder.grading.executor.GuardedExecute", IgnorePattern, ClearMetadataPreprocessor,
+    "autograder.grading.executor.CapOutput", LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata,
+]
+'''
+GRADER_KERNEL = "course-kit-grader"
+
+
+class NbgraderError(RuntimeError):
+    pass
+
+
+def nbgrader_executable() -> list[str]:
+    return [sys.executable, "-m", "nbgrader"]
+
+
+def write_config(course: Path, timeout: int = 120, grading: bool = False, guard: bool = True,
+                 channel: Path | None = None) -> None:
+    text = COURSE_CONFIG.format(root=str(course), timeout=timeout)
+    if grading:
+        text += GRADING_CONFIG.format(kernel=GRADER_KERNEL, guard=guard)
+    if channel is not None:  # the connection file and sockets live in the folder shared with the sandbox
+        text += (f"c.KernelManager.connection_file = {str(Path(channel) / 'kernel.json')!r}\n"
+                 f"c.KernelManager.ip = {str(Path(channel) / 'k')!r}\n")
+    (course / "nbgrader_config.py").write_text(text)
+
+
+def write_kernelspec(jupyter_dir: Path) -> Path:
+    """A kernelspec that starts ``autograder.kernel.launcher`` (limits + guard) with this Python,
+    through ``autograder.isolation.sandbox.launch`` (isolation per AUTOGRADER_SANDBOX_SPEC); put
+    ``jupyter_dir`` on JUPYTER_PATH to use it."""
+    from autograder.isolation.sandbox import kernelspec_argv
+
+    spec = Path(jupyter_dir) / "kernels" / GRADER_KERNEL
+    spec.mkdir(parents=True, exist_ok=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        # `-I -c`: the submission's folder (the kernel's cwd) never comes first on sys.path
+        "argv": kernelspec_argv(),
+        "display_name": "Python 3 (course-kit grader)",
+        "language": "python",
+        "interrupt_mode": "signal",
+    }, indent=1))
+    return spec
+
+
+def run_nbgrader(course: Path, args: list[str], env: dict | None = None, timeout: float | None = None) -> subprocess.CompletedProcess:
+    """Run one nbgrader command inside ``course``; the caller decides what a failure means."""
+    merged = {**os.environ, **(env or {})}
+    # nbgrader shells out to `alembic` and `jupyter`: find them next to this interpreter
+    merged["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), merged.get("PATH", "")])
+    return subprocess.run(
+        nbgrader_executable() + args,
+        cwd=course,
+        env=merged,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def new_course(assignments: list[Assignment], where: Path | None = None, timeout: int = 120,
+               install_url: str | None = None) -> Path:
+    """A course directory with ``source/`` copied from the solutions and releases generated.
+
+    Each notebook's install cell is stamped with the course's install URL (``course.toml``, or
+    ``install_url``) and the kit's version first, so releases and grading agree on it."""
+    from autograder.authoring.release import stamp_course_sources
+
+    course = Path(tempfile.mkdtemp(prefix="course-", dir=where))
+    write_config(course, timeout)
+    for assignment in assignments:
+        shutil.copytree(assignment.source.parent, course / "source" / assignment.id,
+                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "manifest.json"))
+    stamp_course_sources(course, assignments, install_url)
+    if not assignments:
+        return course
+    # one process for all assignments: importing nbgrader costs seconds
+    merged = {**os.environ, "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])}
+    result = subprocess.run([sys.executable, "-m", "autograder.grading.job", "--generate", str(course),
+                             *[a.id for a in assignments]], cwd=course, env=merged, capture_output=True, text=True)
+    for assignment in assignments:
+        release = course / "release" / assignment.id / f"{assignment.id}.ipynb"
+        if result.returncode != 0 or not release.exists():
+            raise NbgraderError(
+                f"nbgrader generate_assignment {assignment.id} failed:\n{result.stdout[-3000:]}{result.stderr[-3000:]}"
+            )
+    return course
+
+
+def canonical(notebook_path: Path) -> str:
+    """The parts of a release that matter, serialised stably (so diffs are meaningful)."""
+    notebook = nbformat.read(notebook_path, as_version=4)
+    return nbformat.writes(notebook)
+
+
+def generate(assignments: list[Assignment], release_root: Path, check: bool = False) -> list[str]:
+    """Regenerate releases into ``release_root/<id>/``; with ``check``, only report stale ones."""
+    stale = []
+    with tempfile.TemporaryDirectory(prefix="generate-") as scratch:
+        course = new_course(assignments, where=Path(scratch))
+        for assignment in assignments:
+            fresh_dir = course / "release" / assignment.id
+            target_dir = release_root / assignment.id
+            fresh_files = sorted(p.relative_to(fresh_dir) for p in fresh_dir.rglob("*") if p.is_file())
+            if check:
+                for relative in fresh_files:
+                    committed = target_dir / relative
+                    fresh = fresh_dir / relative
+                    if not committed.exists():
+                        stale.append(f"{committed} is missing")
+                    elif relative.suffix == ".ipynb":
+                        if canonical(committed) != canonical(fresh):
+                            stale.append(f"{committed} differs from what solutions/{assignment.id} generates")
+                    elif committed.read_bytes() != fresh.read_bytes():
+                        stale.append(f"{committed} differs from solutions/{assignment.id}/{relative}")
+            else:
+                if target_dir.exists():
+                    shutil.rmtree(target_dir)
+                shutil.copytree(fresh_dir, target_dir)
+    return stale
+
+
+def solution_cells(notebook) -> dict[str, str]:
+    """grade_id -> source for every solution cell of a notebook."""
+    cells = {}
+    for cell in notebook.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("solution"):
+            cells[meta["grade_id"]] = cell.source
+    return cells
+
+
+def strip_solution_markers(source: str) -> str:
+    kept = [line for line in source.splitlines() if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION")]
+    return "\n".join(kept)
+
+
+def fill_release(release_path: Path, solution_path: Path, out_path: Path, patches: list[dict] | None = None,
+                 replace: dict[str, str] | None = None) -> None:
+    """Write the release with its answer cells filled from the solution, as a student would.
+
+    ``replace`` ({grade_id: source}) swaps whole answer cells for the given source, then
+    ``patches`` (grade_id, old, new) edit the (solution or replaced) source: that is how the
+    demo and the mutation tests build plausible wrong or alternative submissions.
+    """
+    release = nbformat.read(release_path, as_version=4)
+    answers = solution_cells(nbformat.read(solution_path, as_version=4))
+    for grade_id, source in (replace or {}).items():
+        if grade_id not in answers:
+            raise ValueError(
+                f"replacement for cell {grade_id!r} of {solution_path.name}: no answer cell has that grade_id "
+                f"(answer cells: {', '.join(sorted(answers))})"
+            )
+        answers[grade_id] = source
+    for patch in patches or []:
+        patch = Patch(**patch) if isinstance(patch, dict) else patch
+        source = answers.get(patch.grade_id)
+        if source is None or source.count(patch.old) != 1:
+            raise ValueError(
+                f"patch for cell {patch.grade_id!r} of {solution_path.name}: the text to replace "
+                "must occur exactly once in that solution cell"
+            )
+        answers[patch.grade_id] = source.replace(patch.old, patch.new)
+    for cell in release.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("solution") and meta.get("grade_id") in answers:
+            cell.source = strip_solution_markers(answers[meta["grade_id"]])
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(release, out_path)
+
+
+def read_json(path: Path):
+    return json.loads(Path(path).read_text())
+
+
+def prepare_template(assignments: list[Assignment], scratch: Path) -> Path:
+    """The course every submission's private copy starts from (releases generated once)."""
+    template = new_course(assignments, where=scratch)
+    write_kernelspec(template / "jupyter")
+    return template

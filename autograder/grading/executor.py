@@ -1,0 +1,239 @@
+"""nbgrader preprocessors the grader puts into ``nbgrader autograde`` (see course.COURSE_CONFIG).
+
+- :class:`GuardedExecute` replaces nbgrader's ``Execute``. It writes a fresh key to
+  ``AUTOGRADER_GUARD_KEYFILE`` before the kernel starts (the kernel reads and deletes it, then
+  seals its guard: see ``kernel_guard``), asks the guard to record the kernel's threads and
+  objects before the first cell, and for each autograded test cell:
+
+  1. sends a probe, the test cell's own source behind a first line that raises, and checks *from
+     outside the kernel* that it is reported as an error;
+  2. runs the test cell with ``__autograder_guard__ = "<nonce>"`` in front of it, and another
+     such line just before ``### BEGIN HIDDEN TESTS`` (the visible part calls the student's code,
+     which may patch things again). Executing that line makes the sealed guard restore everything
+     and print a status signed with the key; the executor checks the signatures and nonces and
+     removes the lines from the output.
+
+  Test cells run with ``store_history=False``: their source (hidden part included) never enters
+  IPython's input history, so ``In``, ``_ih``, ``_i``/``_ii``/``_iii``, ``%history`` and the
+  history database in a later student cell hold student cells only.
+
+  No valid reply, a "tampered" status or a failed probe: the cell is marked failed
+  (``IntegrityError``) and earns nothing. After a cell times out or the kernel dies, no further
+  cell runs: every later cell gets an error output saying why, so tests that never ran cannot
+  score, and tests before keep their points.
+- :class:`CapOutput` bounds every output (characters and lines), so a cell printing megabytes
+  does not blow up the autograded notebook, the gradebook or the feedback page.
+"""
+from __future__ import annotations
+
+import hmac
+import os
+import re
+import secrets
+
+from nbclient.exceptions import DeadKernelError
+from nbformat.notebooknode import NotebookNode
+from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+from traitlets import Bool, Integer
+
+from autograder.kernel.guard import MARK, MARK_BASELINE, REPLY, signature
+
+HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
+REPLY_LINE = re.compile(rf"^{REPLY} (\S+) (\S+) ([0-9a-f]{{64}})\n?", re.MULTILINE)
+
+
+def _error(ename: str, evalue: str) -> NotebookNode:
+    return NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
+
+
+def _is_test(cell) -> bool:
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+def strip_replies(outputs: list) -> tuple[list, list[tuple[str, str, str]]]:
+    """Remove guard replies from stream outputs; returns (outputs, [(nonce, status, mac)])."""
+    found, kept = [], []
+    for output in outputs:
+        if output.get("output_type") == "stream" and REPLY in output.get("text", ""):
+            text = output["text"]
+            found += REPLY_LINE.findall(text)
+            text = REPLY_LINE.sub("", text)
+            if text.strip("\n") == "":
+                continue
+            output["text"] = text.lstrip("\n") if text.startswith("\n") else text
+        kept.append(output)
+    return kept, found
+
+
+class GuardedExecute(Execute):
+    guard = Bool(True, help="restore pristine state and probe error reporting before each test cell").tag(config=True)
+
+    def preprocess(self, nb, resources=None, km=None):
+        self._stopped = None
+        self._baseline_sent = False
+        self._key = secrets.token_hex(32).encode()
+        keyfile = os.environ.get("AUTOGRADER_GUARD_KEYFILE")
+        if keyfile and self.guard:
+            with open(keyfile, "wb") as handle:
+                os.fchmod(handle.fileno(), 0o600)
+                handle.write(self._key)
+        return super().preprocess(nb, resources, km)
+
+    async def _check_raise_for_error(self, cell, cell_index, exec_reply):
+        """A cell whose reply says "error" fails even when its error output never arrived (outputs
+        come on another channel and may be late on a loaded machine): nbgrader grades outputs."""
+        content = (exec_reply or {}).get("content", {})
+        if content.get("status") == "error" and not any(o.get("output_type") == "error"
+                                                        for o in cell.get("outputs", [])):
+            cell.setdefault("outputs", []).append(_error(str(content.get("ename") or "Error"),
+                                                         str(content.get("evalue") or "")))
+        return await super()._check_raise_for_error(cell, cell_index, exec_reply)
+
+    def _run_hidden(self, source: str, index: int):
+        """Execute code the student never sees; returns its outputs."""
+        probe = NotebookNode(cell_type="code", source=source, metadata={}, outputs=[], execution_count=None)
+        original = self.nb.cells[index]
+        try:
+            self.execute_cell(probe, index, store_history=False)
+        finally:
+            self.nb.cells[index] = original
+        return probe.outputs
+
+    def _note(self, line: str) -> None:
+        state = os.environ.get("AUTOGRADER_GRADER_STATE")
+        if state:
+            os.makedirs(state, exist_ok=True)
+            with open(os.path.join(state, "guard.txt"), "a") as handle:
+                handle.write(line + "\n")
+
+    def _probe(self, cell, index: int) -> str | None:
+        """None when a failing check is reported as a failure, else the reason it is not."""
+        token = secrets.token_hex(8)
+        source = cell.source
+        probe = f"raise AssertionError('probe {token}')\n" + ("" if source.lstrip().startswith("%%") else source)
+        outputs = self._run_hidden(probe, index)
+        if not any(o.get("output_type") == "error" and token in str(o.get("evalue", "")) for o in outputs):
+            return "a failing check was not reported as a failure (the notebook changed how errors are reported)"
+        return None
+
+    def _run_test(self, cell, index: int):
+        """Run a test cell behind the guard's triggers (at its start and again just before its
+        hidden part, after the visible part ran the student's code); returns the cell with the
+        replies checked."""
+        nonce = secrets.token_hex(16)
+        trigger = f'{MARK} = "{nonce}"'
+        nonces = [nonce]
+        if cell.source.lstrip().startswith("%%"):  # a cell magic must stay first: trigger just before
+            outputs = self._run_hidden(trigger, index)
+            _, replies = strip_replies(outputs)
+            cell = self.execute_cell(cell, index, store_history=False)
+        else:
+            source = cell.source
+            lines = source.split("\n")
+            hidden = next((i for i, line in enumerate(lines) if line.startswith(HIDDEN_BEGIN)), None)
+            if hidden is not None and hidden > 0:
+                second = secrets.token_hex(16)
+                lines.insert(hidden, f'{MARK} = "{second}"')
+                nonces.append(second)
+                source = "\n".join(lines)
+            marked = NotebookNode({**cell, "source": trigger + "\n" + source, "outputs": []})
+            original = self.nb.cells[index]
+            try:
+                marked = self.execute_cell(marked, index, store_history=False)  # never in `In`/`_ih`
+            finally:
+                self.nb.cells[index] = original
+            cell.outputs = marked.get("outputs", [])
+            cell.execution_count = marked.get("execution_count")
+            cell.outputs, replies = strip_replies(cell.outputs)
+        errors = [o for o in cell.outputs if o.get("output_type") == "error"]
+        statuses = []
+        for expected in nonces:
+            mine = [(status, mac) for n, status, mac in replies if n == expected]
+            if mine and hmac.compare_digest(mine[0][1], signature(self._key, expected, mine[0][0])):
+                statuses.append(mine[0][0].replace("%0A", " ").replace("%20", " ").replace("%25", "%"))
+            elif expected == nonces[0] or not errors:  # the visible part may fail before the hidden trigger
+                cell.outputs = [_error("IntegrityError", "the grading guard did not answer for this check "
+                                                         "(the notebook tampered with the kernel)")]
+                return cell
+        tampered = [s.split(":", 1)[1] for s in statuses if s.startswith("tampered:")]
+        repaired = [s.split(":", 1)[1] for s in statuses if s.startswith("repaired:")]
+        status = ("tampered:" + ";".join(tampered)) if tampered else ("repaired:" + ";".join(repaired)) if repaired else "ok"
+        if status.startswith("tampered:"):
+            reasons = status.split(":", 1)[1].replace(";", ", ")
+            self.log.warning("guard before %s: tampered %s", cell.metadata.nbgrader.get("grade_id"), reasons)
+            self._note("tampered: " + reasons)
+            cell.outputs = [_error("IntegrityError", "the notebook changed how the grader runs cells "
+                                                     f"({reasons[:300]}); this check was not trusted")]
+        elif status.startswith("repaired:"):
+            repaired = status.split(":", 1)[1].replace(";", ", ")
+            self.log.warning("guard before %s: repaired %s", cell.metadata.nbgrader.get("grade_id"), repaired)
+            self._note(repaired)
+        return cell
+
+    def preprocess_cell(self, cell, resources, index):
+        self._check_assign_resources(resources)
+        if self._stopped:
+            if cell.cell_type == "code":
+                cell.outputs = [_error("NotRun", f"not run: {self._stopped}")]
+            return cell, self.resources
+        try:
+            if self.guard and not self._baseline_sent:
+                self._baseline_sent = True  # before the notebook's first cell: threads, objects
+                self._run_hidden(f"{MARK_BASELINE} = 1", index)
+            if self.guard and _is_test(cell):
+                problem = self._probe(cell, index)
+                if problem:
+                    cell.outputs = [_error("IntegrityError", problem)]
+                    return cell, self.resources
+                cell = self._run_test(cell, index)
+            else:
+                cell = self.execute_cell(cell, index, store_history=True)
+                cell.outputs, _ = strip_replies(cell.get("outputs", []))
+        except DeadKernelError:
+            cell.outputs = list(cell.get("outputs", [])) + [_error("DeadKernelError", "the kernel died while running this cell")]
+            self._stopped = "the kernel died in an earlier cell"
+            return cell, self.resources
+        if any(o.get("output_type") == "error" and o.get("ename") == "CellTimeoutError" for o in cell.get("outputs", [])):
+            # nothing else runs in this kernel: it may still be looping (nbclient kills it at cleanup)
+            self._stopped = f"an earlier cell ran past the {self.timeout} s per-cell limit"
+        return cell, self.resources
+
+
+class CapOutput(NbGraderPreprocessor):
+    """Truncate outputs to ``max_chars`` characters per output and ``max_outputs`` per cell."""
+
+    max_chars = Integer(20000).tag(config=True)
+    max_outputs = Integer(50).tag(config=True)
+
+    def _cap(self, text: str) -> str:
+        if len(text) <= self.max_chars:
+            return text
+        return text[: self.max_chars] + f"\n... output truncated ({len(text):,} characters) ..."
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type != "code":
+            return cell, resources
+        outputs = cell.get("outputs", [])
+        if len(outputs) > self.max_outputs:
+            errors = [o for o in outputs if o.get("output_type") == "error"]
+            outputs = outputs[: self.max_outputs] + [NotebookNode(output_type="stream", name="stdout",
+                                                                  text=f"... {len(outputs) - self.max_outputs} more outputs truncated ...\n")]
+            outputs += [o for o in errors if o not in outputs]
+        for output in outputs:
+            if output.get("output_type") == "stream":
+                output["text"] = self._cap(output.get("text", ""))
+            elif output.get("output_type") in ("execute_result", "display_data"):
+                data = output.get("data", {})
+                for mime, value in list(data.items()):
+                    if isinstance(value, str) and mime.startswith("text/"):
+                        data[mime] = self._cap(value)
+                    elif isinstance(value, str) and len(value) > 20 * self.max_chars:
+                        del data[mime]  # a giant image or blob: drop it
+                if not data:
+                    data["text/plain"] = "(output too large, removed)"
+            elif output.get("output_type") == "error":
+                output["evalue"] = self._cap(str(output.get("evalue", "")))[:2000]
+                output["traceback"] = [self._cap(line)[:5000] for line in output.get("traceback", [])[-40:]]
+        cell.outputs = outputs
+        return cell, resources

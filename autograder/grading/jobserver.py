@@ -1,0 +1,124 @@
+"""A fork server for ``autograder.grading.job``: nbgrader is imported once per grading worker, not once
+per submission (2-10 s each on a busy 2-core machine).
+
+    server = JobServer();  code, log = server.run(course, assignment, student, env, timeout)
+
+The server process imports nbgrader and the job module, then for each request forks a child
+that runs ``job.main`` in its own session with the request's environment, its output in a log
+file. The parent waits (killing the child's whole process tree past ``timeout``) and answers
+with the exit code, or ``null`` for a timeout. It runs as the grader and never runs student code
+(the kernels the child starts are sandboxed). If the server itself dies, ``run`` says so and the
+caller starts a new one.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+class JobServer:
+    def __init__(self):
+        self.proc = subprocess.Popen([sys.executable, "-c", "import sys; del sys.path[0]; "
+                                      "from autograder.grading.jobserver import serve; serve()"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                     start_new_session=True)
+        line = self.proc.stdout.readline()
+        if line.strip() != "ready":
+            raise RuntimeError(f"the job server did not start ({line.strip()[:200] or self.proc.poll()})")
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def run(self, course: Path, assignment: str, student: str, env: dict, timeout: float) -> tuple[int | None, str]:
+        fd, log_path = tempfile.mkstemp(prefix="agjob-", suffix=".log")
+        os.close(fd)
+        try:
+            request = {"course": str(course), "assignment": assignment, "student": student, "env": env,
+                       "timeout": timeout, "log": log_path}
+            self.proc.stdin.write(json.dumps(request) + "\n")
+            self.proc.stdin.flush()
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("the job server stopped")
+            code = json.loads(line).get("exit")
+            return code, Path(log_path).read_text(errors="replace")
+        finally:
+            os.unlink(log_path)
+
+    def close(self) -> None:
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=10)
+        except Exception:
+            self.proc.kill()
+
+
+def _kill_tree(pid: int) -> None:
+    try:
+        import psutil
+
+        for child in psutil.Process(pid).children(recursive=True):
+            try:
+                child.kill()
+            except psutil.Error:
+                pass
+    except Exception:
+        pass
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def serve() -> None:
+    import nbgrader.apps.api  # noqa: F401 - the point of the server: imported once
+    import nbgrader.preprocessors  # noqa: F401
+    import nbconvert.exporters  # noqa: F401
+    import jupyter_client.manager  # noqa: F401
+
+    from autograder.grading import executor, job  # noqa: F401
+    from autograder.reports import scrub  # noqa: F401
+
+    print("ready", flush=True)
+    for line in sys.stdin:
+        request = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                os.setsid()
+                log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                os.dup2(log, 1)
+                os.dup2(log, 2)
+                os.environ.clear()
+                os.environ.update(request["env"])
+                os.chdir(request["course"])
+                code = job.main([request["course"], request["assignment"], request["student"]])
+            except BaseException:  # noqa: BLE001 - into the log, like a crashed subprocess
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        deadline = time.monotonic() + float(request["timeout"])
+        status = None
+        while True:
+            done, raw = os.waitpid(pid, os.WNOHANG)
+            if done:
+                status = os.waitstatus_to_exitcode(raw)
+                break
+            if time.monotonic() > deadline:
+                _kill_tree(pid)
+                os.waitpid(pid, 0)
+                break
+            time.sleep(0.05)
+        print(json.dumps({"exit": status}), flush=True)

@@ -1,0 +1,183 @@
+"""What the grader writes for people: feedback pages, result.json, Gradescope's results.json,
+OUT/grades.csv and the LMS grade file.
+
+- ``OUT/feedback/<student>/<assignment>/<assignment>.html``: a summary box (autograded score,
+  written answers graded or pending, status, every feedback line) on top of nbgrader's feedback;
+  ``result.json`` (all of :class:`Result`) and ``results.json`` (Gradescope) beside it.
+- ``OUT/grades.csv``: one row per submission, autograded + manual totals, one column per
+  autograded cell, the feedback lines. ``nbgrader export`` in OUT writes ``nbgrader_grades.csv``
+  instead (see ``manual.OUT_CONFIG``), so it never replaces this file.
+- ``OUT/lms_grades.csv``: the LMS's own user id (recorded by ``collect``), the student's name as
+  the LMS spells it, points and lateness, ready to upload.
+
+Every text that reaches a student passes through the submission's :class:`scrub.Scrubber`.
+"""
+from __future__ import annotations
+
+import csv
+import html
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from autograder.grading.outcome import Result
+from autograder.reports.scrub import Scrubber
+
+GRADES_COLUMNS = ["student", "assignment", "score", "max_score", "manual_score", "manual_max", "total", "total_max",
+                  "status", "late", "submitted_at", "timestamp_source", "seconds"]
+
+
+def total(result: Result) -> tuple[float, float]:
+    """(points so far, points possible): autograded plus the written answers once graded."""
+    return result.score + (result.manual_score or 0.0), result.max_score + result.manual_max
+
+
+def summary_html(result: Result) -> str:
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in result.feedback)
+    late = " (late)" if result.late else ""
+    lines = [f"<h2>{html.escape(result.assignment)}: autograded {result.score:g} / {result.max_score:g}{late}</h2>"]
+    if result.manual_max:
+        if result.manual_score is None:
+            lines.append(f"<p>written answers: not graded yet ({result.manual_max:g} points)</p>")
+        else:
+            got, possible = total(result)
+            lines.append(f"<p>written answers: {result.manual_score:g} / {result.manual_max:g}; "
+                         f"total {got:g} / {possible:g}</p>")
+    lines.append(f"<p>status: {html.escape(result.status)}</p><ul>{items}</ul>")
+    return "<div id='autograder-summary' style='border:2px solid #888;padding:8px;margin:8px'>" + "".join(lines) + "</div>"
+
+
+def gradescope_json(result: Result) -> dict:
+    """Gradescope autograder results (https://gradescope-autograders.readthedocs.io)."""
+    tests = []
+    for name, (score, max_score) in result.cells.items():
+        tests.append({"name": name, "score": score, "max_score": max_score,
+                      "status": "passed" if score >= max_score else "failed",
+                      "output": result.cell_messages.get(name, "" if score >= max_score else "not passed")})
+    output = [f"status: {result.status}" + (" (late)" if result.late else "")] + list(result.feedback)
+    return {"score": result.score, "max_score": result.max_score, "output": "\n".join(output),
+            "visibility": "visible", "stdout_visibility": "hidden", "tests": tests,
+            "extra_data": {"status": result.status, "late": result.late, "submitted_at": result.submitted_at,
+                           "manual_max": result.manual_max, "manual_score": result.manual_score}}
+
+
+def scrub_result(result: Result, scrub: Scrubber | None) -> Result:
+    if scrub:
+        result.feedback = [scrub(line) for line in result.feedback]
+        result.cell_messages = {k: scrub(v) for k, v in result.cell_messages.items()}
+    return result
+
+
+def feedback_dir(out: Path, result: Result) -> Path:
+    return Path(out) / "feedback" / result.student / result.assignment
+
+
+def write_result_files(result: Result, out: Path) -> None:
+    target = feedback_dir(out, result)
+    target.mkdir(parents=True, exist_ok=True)
+    data = {k: v for k, v in asdict(result).items()}
+    (target / "result.json").write_text(json.dumps(data, indent=2))
+    (target / "results.json").write_text(json.dumps(gradescope_json(result), indent=2))
+
+
+def write_page(result: Result, out: Path, html_file: Path | None, scrub: Scrubber | None = None) -> None:
+    """The student's page: our summary on top of nbgrader's feedback (scrubbed), or alone."""
+    page = feedback_dir(out, result) / f"{result.assignment}.html"
+    page.parent.mkdir(parents=True, exist_ok=True)
+    if html_file is not None and Path(html_file).exists():
+        text = Path(html_file).read_text(errors="replace")
+        if scrub:
+            text = scrub(text)
+        text = text.replace("<body>", "<body>" + summary_html(result), 1) if "<body>" in text else summary_html(result) + text
+    else:  # still give the student a page that says what happened
+        text = f"<html><body>{summary_html(result)}</body></html>"
+    page.write_text(text)
+    body = _body_path(out, result)
+    if html_file is not None and Path(html_file).exists() and Path(html_file) != body:
+        body.parent.mkdir(parents=True, exist_ok=True)
+        raw = Path(html_file).read_text(errors="replace")
+        body.write_text(scrub(raw) if scrub else raw)
+
+
+def _body_path(out: Path, result: Result) -> Path:
+    """nbgrader's page without our summary, kept to re-render the summary later (instructor side)."""
+    return Path(out) / ".feedback-bodies" / result.student / f"{result.assignment}.html"
+
+
+def finish(result: Result, out: Path, started: float, html_file: Path | None, scrub: Scrubber | None = None) -> Result:
+    result.seconds = round(time.perf_counter() - started, 1)
+    scrub_result(result, scrub)
+    write_page(result, out, html_file, scrub)
+    write_result_files(result, out)
+    return result
+
+
+def rewrite_page_summary(result: Result, out: Path) -> None:
+    """Re-render the summary on an existing page (late penalty, manual grades) from the kept body."""
+    body = _body_path(out, result)
+    write_page(result, out, body if body.exists() else None)
+
+
+def load_results(out: Path) -> list[Result]:
+    found = []
+    for path in sorted(Path(out).glob("feedback/*/*/result.json")):
+        try:
+            data = json.loads(path.read_text())
+            found.append(Result(**{k: v for k, v in data.items() if k in Result.__dataclass_fields__}))
+        except Exception:
+            continue
+    return found
+
+
+def all_results(out: Path, fresh: list[Result]) -> list[Result]:
+    """This run's results plus earlier runs' on the same OUT, so grades.csv, like the gradebook, is
+    updated rather than replaced by a partial re-run."""
+    merged = {(r.student, r.assignment): r for r in fresh}
+    for old in load_results(out):
+        merged.setdefault((old.student, old.assignment), old)
+    return sorted(merged.values(), key=lambda r: (r.student, r.assignment))
+
+
+def write_grades(results: list[Result], path: Path) -> None:
+    cell_names = list(dict.fromkeys(name for result in results for name in result.cells))
+    tmp = Path(path).with_suffix(".csv.tmp")
+    with open(tmp, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow([*GRADES_COLUMNS, *cell_names, "feedback"])
+        for r in results:
+            got, possible = total(r)
+            cells = [f"{r.cells[name][0]:g}" if name in r.cells else "" for name in cell_names]
+            writer.writerow([r.student, r.assignment, f"{r.score:g}", f"{r.max_score:g}",
+                             "" if r.manual_score is None else f"{r.manual_score:g}", f"{r.manual_max:g}",
+                             f"{got:g}", f"{possible:g}", r.status, "late" if r.late else "", r.submitted_at,
+                             r.timestamp_source, r.seconds, *cells, " | ".join(r.feedback)])
+    tmp.replace(path)
+
+
+def write_lms_grades(results: list[Result], lms: dict, path: Path) -> None:
+    """One row per submission with the LMS's user id and name, ready to upload."""
+    tmp = Path(path).with_suffix(".csv.tmp")
+    with open(tmp, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["lms", "lms_user_id", "name", "student", "assignment", "points", "max_points",
+                         "autograded", "manual", "manual_graded", "status", "late"])
+        for r in results:
+            meta = lms.get(r.student, {})
+            got, possible = total(r)
+            writer.writerow([meta.get("lms", ""), meta.get("user_id", ""), meta.get("name", r.student), r.student,
+                             r.assignment, f"{got:g}", f"{possible:g}", f"{r.score:g}",
+                             "" if r.manual_score is None else f"{r.manual_score:g}",
+                             "yes" if r.manual_score is not None or not r.manual_max else "no", r.status,
+                             "late" if r.late else ""])
+    tmp.replace(path)
+
+
+def format_table(results: list[Result]) -> str:
+    rows = [("student", "assignment", "score", "status")]
+    rows += [(r.student, r.assignment, f"{r.score:g} / {r.max_score:g}", r.status + (" (late)" if r.late else ""))
+             for r in results]
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)

@@ -42,8 +42,10 @@ from autograder.nbconfig import write_course_config
 from autograder.reports.feedback import finish as write_feedback
 from autograder.reports.scrub import Scrubber
 
-HARD_LIMIT_MARGIN_S = 60
-"""The job is killed this long after the notebook's time limit (the executor stops at the limit)."""
+def hard_limit(notebook_timeout: int) -> int:
+    """When the job is killed: the executor stops starting cells at the notebook's limit, and this
+    margin (a quarter of the limit, 10 to 60 s) lets a cell in flight end and the feedback be written."""
+    return notebook_timeout + min(60, max(10, notebook_timeout // 4))
 
 
 @dataclass
@@ -234,7 +236,7 @@ def _run_job(sub: Submission, ws: Workspace, notebook: Path, measurement: dict |
                "AUTOGRADER_NOTEBOOK_DEADLINE": str(time.time() + limit)}
     if measurement is not None:
         job_env["AUTOGRADER_GRADER_MEASUREMENT"] = json.dumps(measurement)
-    code, log = run_job_process(ws.course, sub.assignment.id, sub.student, job_env, limit + HARD_LIMIT_MARGIN_S, jobs)
+    code, log = run_job_process(ws.course, sub.assignment.id, sub.student, job_env, hard_limit(limit), jobs)
     logs = sub.out / "logs" / sub.student  # for the instructor, never shown to the student
     logs.mkdir(parents=True, exist_ok=True)
     (logs / f"{sub.assignment.id}.log").write_text(log[-200_000:])

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 import shutil
 import subprocess
 import sys
@@ -16,7 +15,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
 from formgrader_client import Formgrader, text_of
 
 FIXTURE = Path(__file__).parent / "fixtures" / "course"
@@ -55,8 +53,8 @@ def _rows(path: Path, key: str = "student") -> dict:
 
 def test_out_is_an_nbgrader_course(graded):
     root, subs, out, assignments = graded
-    for path in ("source/toy_add/toy_add.ipynb", "release/toy_add/toy_add.ipynb", "submitted/alice/toy_add/toy_add.ipynb",
-                 "autograded/alice/toy_add/toy_add.ipynb", "gradebook.db", "nbgrader_config.py"):
+    for path in ("source/toy_add/toy_add.ipynb", "release/toy_add/toy_add.ipynb",
+                 "submitted/alice/toy_add/toy_add.ipynb", "autograded/alice/toy_add/toy_add.ipynb", "gradebook.db", "nbgrader_config.py"):
         assert (out / path).exists(), path
     rows = _rows(out / "grades.csv")
     alice, bob = rows["alice"], rows["bob"]

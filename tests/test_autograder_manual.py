@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -54,7 +55,8 @@ def _rows(path: Path, key: str = "student") -> dict:
 def test_out_is_an_nbgrader_course(graded):
     root, subs, out, assignments = graded
     for path in ("source/toy_add/toy_add.ipynb", "release/toy_add/toy_add.ipynb",
-                 "submitted/alice/toy_add/toy_add.ipynb", "autograded/alice/toy_add/toy_add.ipynb", "gradebook.db", "nbgrader_config.py"):
+                 "submitted/alice/toy_add/toy_add.ipynb", "autograded/alice/toy_add/toy_add.ipynb", "gradebook.db",
+                 "nbgrader_config.py"):
         assert (out / path).exists(), path
     rows = _rows(out / "grades.csv")
     alice, bob = rows["alice"], rows["bob"]
@@ -194,13 +196,22 @@ def test_graded_notebooks_from_an_older_grader_are_repaired(tmp_path):
 
 
 def test_plain_nbgrader_with_the_repository_config(tmp_path):
-    """README: `nbgrader ... --NbGrader.config_file=autograder/nbgrader_config.py` from the root."""
+    """The README's plain-nbgrader command, as printed, from the root: it rewrites a release that
+    exists (without --force nbgrader skipped it and did nothing)."""
+    import shlex
+
+    printed = re.search(r"`(nbgrader generate_assignment maxent_irl [^`]*)`", (REPO / "README.md").read_text())
+    assert printed, "the README's plain-nbgrader command is gone"
+    argv = shlex.split(printed.group(1).replace("maxent_irl", "toy_add"))
     (tmp_path / "autograder").mkdir()
     shutil.copy(REPO / "autograder" / "nbgrader_config.py", tmp_path / "autograder" / "nbgrader_config.py")
     shutil.copytree(FIXTURE / "solutions", tmp_path / "solutions")
-    run = subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", "toy_add", "--force",
-                          "--NbGrader.config_file=autograder/nbgrader_config.py"], cwd=tmp_path,
-                         capture_output=True, text=True)
+    (tmp_path / "notebooks" / "toy_add").mkdir(parents=True)
+    (tmp_path / "notebooks" / "toy_add" / "toy_add.ipynb").write_text("{}")  # an older release
+    import os
+
+    venv = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+    run = subprocess.run([sys.executable, "-m", *argv], cwd=tmp_path, capture_output=True, text=True, env=venv)
     assert run.returncode == 0, run.stdout + run.stderr
     text = (tmp_path / "notebooks" / "toy_add" / "toy_add.ipynb").read_text()
     assert "raise NotImplementedError()" in text and "add(-5, 5)" not in text

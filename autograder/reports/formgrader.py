@@ -135,7 +135,8 @@ def serve(out: Path, port: int = 8888, ip: str = "127.0.0.1") -> int:
     server = start(out, port, ip)
     print(f"formgrader is running on {Path(out)}: open this URL (it holds a one-time token)\n\n    {server.url}\n",
           flush=True)
-    print(f"grade the written answers under Manage Submissions / Manual Grading; then stop this with Ctrl-C and run\n"
+    print("grade the written answers under Manual Grading (assignment > notebook > student); then stop this "
+          f"with Ctrl-C and run\n"
           f"    python -m autograder grades {out}\n(server log: {server.log})", flush=True)
     try:
         return server.process.wait() or 0

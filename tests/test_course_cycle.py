@@ -26,6 +26,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import nbformat
 import pytest
 from formgrader_client import Formgrader, text_of
 
@@ -185,9 +186,15 @@ def test_course_cycle(cycle):
     assert rows[STUDENTS["carol"]["uid"]]["manual"] == "0" and rows[STUDENTS["erin"]["uid"]]["points"] == "0"
     assert rows[STUDENTS["frank"]["uid"]]["late_penalty"] == f"{AUTO * PENALTY:g}"
 
+    for path in sorted(out.glob(f"autograded/*/{ID}/{ID}.ipynb")):  # formgrader opens these
+        nbformat.validate(nbformat.read(path, as_version=4))
+    assert len(list(out.glob(f"autograded/*/{ID}/{ID}.ipynb"))) == 10  # everyone but hank and kim
+
     server = Formgrader(out)
     try:
         submissions = server.submissions(ID, ID)
+        status, page = server.request(f"/formgrader/submissions/{submissions[folder['alice']]['id']}/")
+        assert status == 200 and "Notebook JSON is invalid" not in page
         needs = {login: submissions.get(folder[login], {}).get("needs_manual_grade", False) for login in STUDENTS}
         assert needs == {login: any(p is not None for p in s.get("written", [None])) for login, s in STUDENTS.items()}
         _written_grading(server, folder, later=False)

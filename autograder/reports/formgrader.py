@@ -17,6 +17,7 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -130,8 +131,17 @@ def _start(out: Path, port: int, ip: str, timeout: float) -> Server:
     raise RuntimeError(f"formgrader did not answer within {timeout:.0f} s:\n{tail}")
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def serve(out: Path, port: int = 8888, ip: str = "127.0.0.1") -> int:
-    """The command: start, print the URL, wait until Ctrl-C (or the server ends)."""
+    """The command: start, print the URL, wait until Ctrl-C or SIGTERM (or the server ends)."""
+    # Ctrl-C stops it even when started with SIGINT ignored (a background job of a script), and a
+    # plain `kill` takes the server down with it (it runs in its own session, so no signal of ours
+    # reaches it by itself)
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
     server = start(out, port, ip)
     print(f"formgrader is running on {Path(out)}: open this URL (it holds a one-time token)\n\n    {server.url}\n",
           flush=True)

@@ -101,17 +101,35 @@ def cmd_grades(args) -> int:
     from autograder.reports.manual import regenerate
 
     try:
-        results = regenerate(Path(args.out), log=lambda line: print(line, file=sys.stderr))
-    except ValueError as error:
+        done = regenerate(Path(args.out), log=lambda line: print(line, file=sys.stderr))
+    except (ValueError, RuntimeError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    print(format_table(results))
-    graded = sum(1 for r in results if r.manual_score is not None)
-    pending = sum(1 for r in results if r.manual_max and r.manual_score is None)
-    print(f"\nwritten answers graded: {graded}, still to grade: {pending}")
+    print(format_table(done.results, done.open))
+    with_written = [r for r in done.results if r.manual_max]
+    complete = sum(1 for r in with_written if r.manual_score is not None)
+    print(f"\nwritten answers: {complete} of {len(with_written)} submissions complete, {len(done.open)} still to grade"
+          + (":" if done.open else ""))
+    for (student, assignment), cells in sorted(done.open.items()):
+        print(f"  {student}/{assignment}: {', '.join(cells)}")
+    if done.open:
+        print(f"grade them in formgrader (`python -m autograder formgrader {args.out}`), then run this again; until "
+              "then their LMS points are the autograded points only")
+    for line in done.disagreements:
+        print(f"warning: the gradebook's total differs: {line}", file=sys.stderr)
     print(f"grades: {Path(args.out) / 'grades.csv'}   LMS file: {Path(args.out) / 'lms_grades.csv'}   "
           f"feedback: {Path(args.out) / 'feedback'}")
     return 0
+
+
+def cmd_formgrader(args) -> int:
+    from autograder.reports.formgrader import serve
+
+    try:
+        return serve(Path(args.out), port=args.port, ip=args.ip)
+    except (ValueError, RuntimeError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
 
 
 def cmd_collect(args) -> int:
@@ -146,7 +164,8 @@ def cmd_demo(args) -> int:
 
     pages = write_pages_from(Path(args.out) / "submissions", [a.id for a in assignments], Path(args.out))
     if pages:
-        print(f"reference outputs for graders: {Path(args.out) / 'reference_outputs'} ({len(pages)} executed notebooks)")
+        print(f"reference outputs for graders: {Path(args.out) / 'reference_outputs'} "
+              f"({len(pages)} executed notebooks)")
     print()
     print(demo_table(results, assignments))
     print(f"\ngrades: {Path(args.out) / 'grades.csv'}   feedback: {Path(args.out) / 'feedback'}")
@@ -197,9 +216,18 @@ def main(argv=None) -> int:
     p.set_defaults(func=cmd_autograde)
 
     p = sub.add_parser("grades", help="after grading written answers in formgrader: grades.csv, lms_grades.csv "
-                       "and feedback pages with the manual scores")
+                       "and feedback pages with the written scores, comments and late penalties; lists what is "
+                       "still to grade")
     p.add_argument("out", help="the OUT folder of an earlier `autograde`")
     p.set_defaults(func=cmd_grades)
+
+    p = sub.add_parser("formgrader", help="nbgrader's formgrader on an OUT folder, to grade the written answers "
+                       "(prints the URL to open; Ctrl-C stops it)")
+    p.add_argument("out", help="the OUT folder of an earlier `autograde`")
+    p.add_argument("--port", type=int, default=8888, help="port to listen on (default 8888, the next free one if "
+                   "taken; 0: any free port)")
+    p.add_argument("--ip", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    p.set_defaults(func=cmd_formgrader)
 
     p = sub.add_parser("collect", help="sort an LMS download (Canvas, Moodle, Gradescope, plain) into "
                        "<student>/<assignment>/")

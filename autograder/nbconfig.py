@@ -61,12 +61,23 @@ def grading_settings(guard: bool, channel: Path | None) -> dict[str, object]:
     return settings
 
 
+def late_settings(fraction: float) -> dict[str, object]:
+    """nbgrader's ``AssignLatePenalties`` (an autograde preprocessor) asks this plugin for the
+    penalty of a late notebook: ``fraction`` of its autograded score (``--late-penalty``; see
+    ``autograder.grading.late``). With 0 nbgrader's own default plugin stays: nothing deducted."""
+    if not fraction:
+        return {}
+    return {"AssignLatePenalties.plugin_class": "autograder.grading.late.FractionPenalty",
+            "FractionPenalty.fraction": float(fraction)}
+
+
 def write_course_config(course: Path, timeout: int = 120, grading: bool = False, guard: bool = True,
-                        channel: Path | None = None) -> Path:
+                        channel: Path | None = None, late_penalty: float = 0.0) -> Path:
     """``course/nbgrader_config.py`` for a throwaway course (``grading``: a submission's copy)."""
     settings = course_settings(course, timeout)
     if grading:
         settings.update(grading_settings(guard, channel))
+        settings.update(late_settings(late_penalty))
     path = Path(course) / "nbgrader_config.py"
     path.write_text(_render(settings, "Written by the course kit's grader for one throwaway course."))
     return path

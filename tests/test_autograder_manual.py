@@ -1,149 +1,217 @@
-"""Manual grading on OUT: formgrader opens a submission, a manual grade is stored, appears in
-``grades.csv`` / the LMS file / nbgrader's export and the feedback page, and survives a re-run.
-Plus: the README's plain-nbgrader command with ``--NbGrader.config_file=`` works."""
+"""Manual grading on OUT: formgrader (started by ``python -m autograder formgrader``) opens a
+submission, a manual grade and comment are stored, appear in ``grades.csv`` / the LMS file /
+nbgrader's export and the feedback page (nbgrader's part rebuilt), and survive a re-run; a blank
+written answer counts 0 without blocking the total; the late penalty is nbgrader's own and every
+view agrees on it; graded notebooks are valid nbformat. Plus: the README's plain-nbgrader command
+works as printed, and the commands refuse a folder that is not a graded OUT."""
 from __future__ import annotations
 
 import csv
-import html
 import json
-import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
+import nbformat
 import pytest
+from formgrader_client import Formgrader, text_of
 
 FIXTURE = Path(__file__).parent / "fixtures" / "course"
 REPO = Path(__file__).resolve().parents[1]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _text(page: str) -> str:
-    """What a reader sees: tags (syntax highlighting splits code into spans) and entities removed."""
-    return html.unescape(re.sub(r"<[^>]+>", "", page))
-
-
-def _request(url: str, token: str, method: str = "GET", body: dict | None = None):
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(url, data=data, method=method, headers={"Authorization": f"token {token}"})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        return response.status, response.read().decode()
+PENALTY = 0.5
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    from autograder.manifest import load_assignments
-    from autograder.grading.batch import autograde
     from autograder.authoring.course import fill_release
+    from autograder.grading.batch import autograde
+    from autograder.manifest import load_assignments
 
     root = tmp_path_factory.mktemp("manual")
     subs = root / "subs"
     release = FIXTURE / "notebooks" / "toy_add" / "toy_add.ipynb"
-    fill_release(release, FIXTURE / "solutions" / "toy_add" / "toy_add.ipynb", subs / "alice" / "toy_add" / "toy_add.ipynb")
+    solution = FIXTURE / "solutions" / "toy_add" / "toy_add.ipynb"
+    fill_release(release, solution, subs / "alice" / "toy_add" / "toy_add.ipynb")
     (subs / "bob" / "toy_add").mkdir(parents=True)
-    shutil.copy(release, subs / "bob" / "toy_add" / "toy_add.ipynb")
+    shutil.copy(release, subs / "bob" / "toy_add" / "toy_add.ipynb")  # blank: code and written answer
+    fill_release(release, solution, subs / "carol" / "toy_add" / "toy_add.ipynb")
+    # carol is late by the LMS's own flag, with no submission time (Canvas without ZIP times)
+    (subs / "_collect_report.json").write_text(json.dumps({"submissions": {
+        "carol": {"lms": "canvas", "user_id": "3", "name": "Carol", "late": True,
+                  "timestamp_source": "canvas _late flag"}}}))
     assignments = load_assignments(FIXTURE)
     out = root / "out"
-    autograde(subs, out, assignments, workers=2, profile="tiny")
+    autograde(subs, out, assignments, workers=2, profile="tiny", deadline="2100-01-01T00:00:00Z",
+              late_penalty=PENALTY)
     return root, subs, out, assignments
+
+
+def _rows(path: Path, key: str = "student") -> dict:
+    return {r[key]: r for r in csv.DictReader(open(path))}
 
 
 def test_out_is_an_nbgrader_course(graded):
     root, subs, out, assignments = graded
-    for path in ("source/toy_add/toy_add.ipynb", "release/toy_add/toy_add.ipynb", "submitted/alice/toy_add/toy_add.ipynb",
-                 "autograded/alice/toy_add/toy_add.ipynb", "gradebook.db", "nbgrader_config.py"):
+    for path in ("source/toy_add/toy_add.ipynb", "release/toy_add/toy_add.ipynb",
+                 "submitted/alice/toy_add/toy_add.ipynb", "autograded/alice/toy_add/toy_add.ipynb", "gradebook.db",
+                 "nbgrader_config.py"):
         assert (out / path).exists(), path
-    row = {r["student"]: r for r in csv.DictReader(open(out / "grades.csv"))}["alice"]
-    assert (row["score"], row["manual_score"], row["manual_max"], row["total_max"]) == ("2", "", "1", "3")
+    rows = _rows(out / "grades.csv")
+    alice, bob = rows["alice"], rows["bob"]
+    assert (alice["score"], alice["manual_score"], alice["manual_max"], alice["total_max"]) == ("2", "", "1", "3")
+    # bob's blank written answer: nbgrader scored it 0 itself, so it does not wait for a person
+    assert (bob["score"], bob["manual_score"], bob["total"]) == ("0", "0", "0")
     page = (out / "feedback" / "alice" / "toy_add" / "toy_add.html").read_text()
     assert "autograded 2 / 2" in page and "written answers: not graded yet (1 points)" in page
 
 
-def test_formgrader_grade_reaches_grades_csv_export_and_feedback(graded):
+def test_graded_notebooks_are_valid_nbformat(graded):
+    """formgrader refused graded notebooks whose markdown cells carried `outputs`."""
+    root, subs, out, assignments = graded
+    for path in sorted(out.glob("autograded/*/*/*.ipynb")):
+        nbformat.validate(nbformat.read(path, as_version=4))
+        assert all("outputs" not in cell for cell in json.loads(path.read_text())["cells"]
+                   if cell["cell_type"] != "code"), path
+
+
+def test_late_penalty_is_nbgraders_and_every_view_agrees(graded):
     from nbgrader.api import Gradebook
 
     root, subs, out, assignments = graded
-    token, port = "course-kit-test", _free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "jupyter_server", f"--port={port}", "--ip=127.0.0.1", "--no-browser", "--allow-root",
-         f"--ServerApp.token={token}", f"--ServerApp.root_dir={out}",
-         "--ServerApp.jpserver_extensions={'nbgrader.server_extensions.formgrader': True}"],
-        cwd=out, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env={**os.environ, "JUPYTER_RUNTIME_DIR": str(root / "runtime"), "JUPYTER_CONFIG_DIR": str(root / "config")})
-    base = f"http://127.0.0.1:{port}"
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
+        carol = gb.find_submission_notebook("toy_add", "toy_add", "carol")
+        assert carol.late_submission_penalty == pytest.approx(PENALTY * 2)  # half of the 2 autograded points
+        assert not gb.find_submission_notebook("toy_add", "toy_add", "alice").late_submission_penalty
+        assert gb.find_submission("toy_add", "carol").timestamp is None  # no stand-in time reaches OUT
+    assert not (out / "submitted" / "carol" / "toy_add" / "timestamp.txt").exists()
+    row = _rows(out / "grades.csv")["carol"]
+    assert (row["score"], row["late_penalty"], row["late"], row["manual_score"]) == ("2", "1", "late", "")
+    result = json.loads((out / "feedback" / "carol" / "toy_add" / "result.json").read_text())
+    assert result["score"] == 2 and result["late_penalty"] == 1
+    assert any(line.startswith("late (") and "50% of the autograded points deducted (1 points)" in line
+               for line in result["feedback"])
+    lms = _rows(out / "lms_grades.csv")["carol"]
+    assert (lms["lms_user_id"], lms["name"], lms["points"], lms["late_penalty"]) == ("3", "Carol", "1", "1")
+
+
+def test_formgrader_grade_and_comment_reach_every_view(graded):
+    from nbgrader.api import Gradebook
+
+    root, subs, out, assignments = graded
+    server = Formgrader(out)
     try:
-        for _ in range(240):
-            try:
-                if _request(f"{base}/api/status", token)[0] == 200:
-                    break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("jupyter server did not start: " + (server.stdout.read() if server.poll() is not None else ""))
-        status, page = _request(f"{base}/formgrader", token)
-        assert status == 200 and "toy_add" in _request(f"{base}/formgrader/api/assignments", token)[1]
-        status, body = _request(f"{base}/formgrader/api/submitted_notebooks/toy_add/toy_add", token)
-        submission = next(s for s in json.loads(body) if s["student"] == "alice")
-        status, page = _request(f"{base}/formgrader/submissions/{submission['id']}/", token)
-        text = _text(page)
+        status, page = server.request(f"/formgrader?token={server.token}")
+        assert status == 200 and "toy_add" in server.request("/formgrader/api/assignments")[1]
+        submissions = server.submissions("toy_add", "toy_add")
+        # bob's blank answer is already scored (0) by nbgrader: nothing for a person to grade
+        assert {s: e["needs_manual_grade"] for s, e in submissions.items()} == {
+            "alice": True, "bob": False, "carol": True}
+        status, page = server.request(f"/formgrader/submissions/{submissions['alice']['id']}/")
+        text = text_of(page)
         assert status == 200 and "return a + b" in text and "hidden tests run here" in text and "q_why" in page
+        assert "Notebook JSON is invalid" not in text
         assert "add(-5, 5)" not in text  # formgrader shows the autograded copy: hidden tests already removed
-        status, body = _request(f"{base}/formgrader/api/grades?submission_id={submission['id']}", token)
-        grade = next(g for g in json.loads(body) if g["name"] == "q_why")
-        status, body = _request(f"{base}/formgrader/api/grade/{grade['id']}", token, "PUT",
-                                {"manual_score": 1, "extra_credit": None})
-        assert status == 200 and json.loads(body)["manual_score"] == 1
+        for student, score in (("alice", 1), ("carol", 1)):
+            sid = submissions[student]["id"]
+            assert server.grade(server.grades(sid)["q_why"], score)["manual_score"] == score
+        comment = server.comments(submissions["alice"]["id"])["q_why"]
+        server.comment(comment, "Commutativity, said plainly: well put.")
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        assert server.stop() == 0
+    with pytest.raises(OSError):  # Ctrl-C stopped the server too
+        import urllib.request
+
+        urllib.request.urlopen(f"{server.base}/api/status", timeout=5)
 
     run = subprocess.run([sys.executable, "-m", "autograder", "grades", str(out)], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
-    rows = {r["student"]: r for r in csv.DictReader(open(out / "grades.csv"))}
+    assert "1 of 1 submissions complete" not in run.stdout and "0 still to grade" in run.stdout, run.stdout
+    rows = _rows(out / "grades.csv")
     assert (rows["alice"]["manual_score"], rows["alice"]["total"], rows["alice"]["total_max"]) == ("1", "3", "3")
-    assert rows["bob"]["manual_score"] == "" and rows["bob"]["total"] == "0"
-    lms = {r["student"]: r for r in csv.DictReader(open(out / "lms_grades.csv"))}
+    assert (rows["bob"]["manual_score"], rows["bob"]["total"]) == ("0", "0")
+    assert (rows["carol"]["manual_score"], rows["carol"]["late_penalty"], rows["carol"]["total"]) == ("1", "1", "2")
+    lms = _rows(out / "lms_grades.csv")
     assert (lms["alice"]["points"], lms["alice"]["manual_graded"]) == ("3", "yes")
+    assert (lms["carol"]["points"], lms["carol"]["manual"], lms["carol"]["late_penalty"]) == ("2", "1", "1")
     page = (out / "feedback" / "alice" / "toy_add" / "toy_add.html").read_text()
-    assert "written answers: 1 / 1; total 3 / 3" in page and "add(-5, 5)" not in _text(page)
+    text = text_of(page)
+    assert "written answers: 1 / 1; total 3 / 3" in page and "add(-5, 5)" not in text
+    assert "toy_add (Score: 3.0 / 3.0)" in text  # nbgrader's part rebuilt with the grader's score
+    assert "Commutativity, said plainly: well put." in text
+    carol = text_of((out / "feedback" / "carol" / "toy_add" / "toy_add.html").read_text())
+    assert "total 2 / 3" in carol and "toy_add (Score: 2.0 / 3.0)" in carol and "Late submission penalty" in carol
     assert json.loads((out / "feedback" / "alice" / "toy_add" / "result.json").read_text())["manual_score"] == 1
 
     before = (out / "grades.csv").read_text()
     export = subprocess.run([sys.executable, "-m", "nbgrader", "export"], cwd=out, capture_output=True, text=True)
     assert export.returncode == 0, export.stdout + export.stderr
     assert (out / "grades.csv").read_text() == before  # nbgrader's export cannot clobber ours
-    exported = {r["student_id"]: r for r in csv.DictReader(open(out / "nbgrader_grades.csv"))}
-    assert float(exported["alice"]["score"]) == 3.0
+    exported = _rows(out / "nbgrader_grades.csv", "student_id")
+    for student, row in _rows(out / "grades.csv").items():
+        assert float(exported[student]["score"]) == float(row["total"]), student
+        assert float(exported[student]["late_submission_penalty"]) == float(row["late_penalty"]), student
 
     from autograder.grading.batch import autograde
 
-    autograde(subs, out, assignments, workers=1, profile="tiny")  # a re-run never un-grades
+    autograde(subs, out, assignments, workers=1, profile="tiny", deadline="2100-01-01T00:00:00Z",
+              late_penalty=PENALTY)  # a re-run never un-grades
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
         notebook = gb.find_submission_notebook("toy_add", "toy_add", "alice")
         grade = next(g for g in notebook.grades if g.name == "q_why")
         assert grade.manual_score == 1 and not grade.needs_manual_grade
-    rows = {r["student"]: r for r in csv.DictReader(open(out / "grades.csv"))}
+    rows = _rows(out / "grades.csv")
     assert rows["alice"]["manual_score"] == "1" and rows["alice"]["total"] == "3"
+    assert rows["carol"]["total"] == "2"
+
+
+def test_commands_refuse_a_folder_that_is_not_graded(tmp_path):
+    (tmp_path / "grades.csv").write_text("mine\n")
+    for command in ("grades", "formgrader"):
+        run = subprocess.run([sys.executable, "-m", "autograder", command, str(tmp_path)], capture_output=True,
+                             text=True)
+        assert run.returncode == 2 and run.stdout == "", run.stdout + run.stderr
+        lines = run.stderr.strip().splitlines()
+        assert len(lines) == 1 and "python -m autograder autograde SUBMISSIONS --out" in lines[0], run.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["grades.csv"]  # nothing written or removed
+    assert (tmp_path / "grades.csv").read_text() == "mine\n"
+
+
+def test_graded_notebooks_from_an_older_grader_are_repaired(tmp_path):
+    from autograder.reports.manual import repair_graded
+
+    source = FIXTURE / "notebooks" / "toy_add" / "toy_add.ipynb"
+    raw = json.loads(source.read_text())
+    for cell in raw["cells"]:
+        if cell["cell_type"] == "markdown":
+            cell["outputs"] = []
+    target = tmp_path / "autograded" / "alice" / "toy_add" / "toy_add.ipynb"
+    target.parent.mkdir(parents=True)
+    target.write_text(json.dumps(raw))
+    said = []
+    assert repair_graded(tmp_path, said.append) == 1 and "repaired 1 graded notebook" in said[0]
+    nbformat.validate(nbformat.read(target, as_version=4))
+    assert repair_graded(tmp_path, said.append) == 0 and len(said) == 1
 
 
 def test_plain_nbgrader_with_the_repository_config(tmp_path):
-    """README: `nbgrader ... --NbGrader.config_file=autograder/nbgrader_config.py` from the root."""
+    """The README's plain-nbgrader command, as printed, from the root: it rewrites a release that
+    exists (without --force nbgrader skipped it and did nothing)."""
+    import shlex
+
+    printed = re.search(r"`(nbgrader generate_assignment maxent_irl [^`]*)`", (REPO / "README.md").read_text())
+    assert printed, "the README's plain-nbgrader command is gone"
+    argv = shlex.split(printed.group(1).replace("maxent_irl", "toy_add"))
     (tmp_path / "autograder").mkdir()
     shutil.copy(REPO / "autograder" / "nbgrader_config.py", tmp_path / "autograder" / "nbgrader_config.py")
     shutil.copytree(FIXTURE / "solutions", tmp_path / "solutions")
-    run = subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", "toy_add", "--force",
-                          "--NbGrader.config_file=autograder/nbgrader_config.py"], cwd=tmp_path,
-                         capture_output=True, text=True)
+    (tmp_path / "notebooks" / "toy_add").mkdir(parents=True)
+    (tmp_path / "notebooks" / "toy_add" / "toy_add.ipynb").write_text("{}")  # an older release
+    import os
+
+    venv = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+    run = subprocess.run([sys.executable, "-m", *argv], cwd=tmp_path, capture_output=True, text=True, env=venv)
     assert run.returncode == 0, run.stdout + run.stderr
     text = (tmp_path / "notebooks" / "toy_add" / "toy_add.ipynb").read_text()
     assert "raise NotImplementedError()" in text and "add(-5, 5)" not in text

@@ -256,7 +256,8 @@ class GuardedExecute(Execute):
                 cell = self._run_test(cell, index)
             return cell
         cell = self.execute_cell(cell, index, store_history=True)
-        cell.outputs, _ = strip_replies(cell.get("outputs", []))
+        if cell.cell_type == "code":  # a markdown cell with `outputs` is invalid nbformat (formgrader refuses it)
+            cell.outputs, _ = strip_replies(cell.get("outputs", []))
         return cell
 
 

@@ -20,7 +20,7 @@ class Result:
     student: str
     assignment: str
     score: float = 0.0
-    """Points earned on autograded cells (after any late penalty)."""
+    """Points earned on autograded cells (before any late penalty: see ``late_penalty``)."""
     max_score: float = 0.0
     """Autograded points available."""
     manual_max: float = 0.0
@@ -41,7 +41,9 @@ class Result:
     timestamp_source: str = ""
     """Where ``submitted_at`` / ``late`` came from (e.g. "canvas _late flag", "file mtime")."""
     manual_score: float | None = None
-    """Points a person gave the written answers in formgrader (None: not graded yet)."""
+    """Points of the written answers (a person's in formgrader, 0 for a blank one; None while one is open)."""
+    late_penalty: float = 0.0
+    """Points deducted for lateness, as nbgrader's late-submission plugin recorded them in the gradebook."""
     measurements: dict = field(default_factory=dict)
     """Grader-side measurements (e.g. held-out format adherence), never set by the kernel."""
     isolation: str = ""

@@ -1,6 +1,7 @@
-"""What happens to each graded submission, in the order results come back: the late penalty,
-the merge into ``OUT/gradebook.db``, the feedback summary, and ``OUT/grades.csv`` rewritten so a
-killed batch keeps every row finished so far.
+"""What happens to each graded submission, in the order results come back: the merge into
+``OUT/gradebook.db`` (with the late penalty nbgrader deducted, see ``grading.late``), the result's
+written-answer scores and penalty read back from it, the feedback summary, and ``OUT/grades.csv``
+rewritten so a killed batch keeps every row finished so far.
 """
 from __future__ import annotations
 
@@ -8,22 +9,23 @@ import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
+from autograder.grading.late import feedback_line, penalty_for
 from autograder.grading.outcome import Outcome, Result, Settings
 from autograder.reports import gradebook, manual
 from autograder.reports.feedback import all_results, rewrite_page_summary, write_grades, write_result_files
 
 
-def late_line(result: Result, settings: Settings) -> str | None:
-    """Apply the late penalty to ``result`` (if it is late); the feedback line that says so."""
-    if not result.late:
-        return None
-    when = result.submitted_at or "after the deadline"
-    if not settings.late_penalty:
-        return f"late: submitted {when} (per {result.timestamp_source}), marked only, nothing deducted"
-    deducted = round(result.score * settings.late_penalty, 6)
-    result.score -= deducted
-    return (f"late (submitted {when}, per {result.timestamp_source}): {settings.late_penalty:.0%} deducted "
-            f"({deducted:g} points)")
+def gradebook_record(outcome: Outcome, settings: Settings) -> dict | None:
+    """The record merged into OUT's gradebook. nbgrader's penalty comes with the record; a job
+    killed before nbgrader finished has none, so the grader asks the same plugin's rule for the
+    points it kept (a late notebook never escapes the penalty by running out of time)."""
+    result, record = outcome.result, outcome.record
+    if record is not None and not result.submitted_at:
+        record = {**record, "timestamp": None}  # the private course's stand-in time is no submission time
+    if record is None and result.late and result.score > 0 and settings.late_penalty:
+        record = {"grades": {}, "comments": {}, "timestamp": None,
+                  "penalties": {result.assignment: penalty_for(result.score, settings.late_penalty) or 0.0}}
+    return record
 
 
 class Recorder:
@@ -38,13 +40,17 @@ class Recorder:
 
     def __call__(self, outcome: Outcome) -> Result:
         result = outcome.result
-        line = late_line(result, self.settings)
+        record = gradebook_record(outcome, self.settings)
+        result.late_penalty = round(sum((record or {}).get("penalties", {}).values()), 6)
+        line = feedback_line(result.late, result.submitted_at, result.timestamp_source, self.settings.late_penalty,
+                             result.late_penalty)
         if line:
             result.feedback.append(line)
+        self._drop_stand_in_time(result)
         try:
             if (self.template / "gradebook.db").exists():
                 gradebook.merge(self.out, self.template / "gradebook.db", result.assignment, result.student,
-                                outcome.record, self.duedate)
+                                record, self.duedate, scores={name: pair[0] for name, pair in result.cells.items()})
         except Exception as error:  # noqa: BLE001 - the gradebook is a convenience; grades.csv is the record
             result.feedback.append(f"(grader) gradebook not updated: {type(error).__name__}: {error}"[:300])
         manual.attach_manual(self.out, [result])
@@ -54,5 +60,14 @@ class Recorder:
             self.progress[(result.student, result.assignment)] = result
             write_grades(all_results(self.out, list(self.progress.values())), self.out / "grades.csv")
         if self.log:
-            self.log(f"  {result.student}/{result.assignment}: {result.score:g}/{result.max_score:g} {result.status}")
+            penalty = f" (late: -{result.late_penalty:g})" if result.late_penalty else ""
+            self.log(f"  {result.student}/{result.assignment}: {result.score:g}/{result.max_score:g}{penalty} "
+                     f"{result.status}")
         return result
+
+    def _drop_stand_in_time(self, result: Result) -> None:
+        """A late submission without a known time was stamped with the time of grading in its
+        private course (``grading.late.stamp``): that time is not copied into OUT."""
+        if result.late and not result.submitted_at:
+            stamp = self.out / "submitted" / result.student / result.assignment / "timestamp.txt"
+            stamp.unlink(missing_ok=True)

@@ -26,7 +26,6 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 
 import nbformat
@@ -133,7 +132,8 @@ class Stopwatch:
 def _grade_in(sub: Submission, ws: Workspace, result: Result, evaluators, jobs) -> Outcome:
     watch = Stopwatch(result)
     result.timings["workspace"] = round(watch.mark - sub.started, 3)
-    write_course_config(ws.course, sub.cell_timeout, grading=True, guard=sub.settings.guard, channel=ws.channel)
+    write_course_config(ws.course, sub.cell_timeout, grading=True, guard=sub.settings.guard, channel=ws.channel,
+                        late_penalty=sub.settings.late_penalty)
     scrub = _scrubber(sub, ws)
     notebook, mismatch = _intake(sub, ws, result)
     watch.lap("intake")
@@ -212,9 +212,11 @@ def _intake(sub: Submission, ws: Workspace, result: Result) -> tuple[Path | None
     result.feedback.extend(repairs)
     notes, mismatch = check_artifacts(submitted, sub.assignment, sub.settings.profile)
     result.feedback.extend(notes)
-    if result.submitted_at:  # nbgrader's own late-submission machinery reads it
-        (submitted / "timestamp.txt").write_text(
-            datetime.fromisoformat(result.submitted_at).strftime("%Y-%m-%d %H:%M:%S.%f %Z").strip())
+    from autograder.grading.late import stamp
+
+    # nbgrader's own late-submission machinery (AssignLatePenalties) deducts the penalty: it reads
+    # timestamp.txt and the course's due date, set here so that it agrees with result.late
+    stamp(ws.course, submitted, sub.assignment.id, result.submitted_at, result.late, sub.settings.deadline)
     return notebook, mismatch
 
 

@@ -24,28 +24,35 @@ from pathlib import Path
 from autograder.grading.outcome import Result
 from autograder.reports.scrub import Scrubber
 
-GRADES_COLUMNS = ["student", "assignment", "score", "max_score", "manual_score", "manual_max", "total", "total_max",
-                  "status", "late", "submitted_at", "timestamp_source", "seconds"]
+GRADES_COLUMNS = ["student", "assignment", "score", "max_score", "manual_score", "manual_max", "late_penalty", "total",
+                  "total_max", "status", "late", "submitted_at", "timestamp_source", "seconds"]
 
 
 def total(result: Result) -> tuple[float, float]:
-    """(points so far, points possible): autograded plus the written answers once graded."""
-    return result.score + (result.manual_score or 0.0), result.max_score + result.manual_max
+    """(points so far, points possible): autograded plus the written answers once graded, minus
+    the late penalty (never below 0) -- nbgrader's own total for the submission."""
+    got = result.score + (result.manual_score or 0.0) - (result.late_penalty or 0.0)
+    return round(max(0.0, got), 6), result.max_score + result.manual_max
 
 
 def summary_html(result: Result) -> str:
     items = "".join(f"<li>{html.escape(line)}</li>" for line in result.feedback)
     late = " (late)" if result.late else ""
-    lines = [f"<h2>{html.escape(result.assignment)}: autograded {result.score:g} / {result.max_score:g}{late}</h2>"]
+    penalty = f"; late penalty -{result.late_penalty:g}" if result.late_penalty else ""
+    lines = [f"<h2>{html.escape(result.assignment)}: autograded {result.score:g} / {result.max_score:g}{late}"
+             f"{penalty}</h2>"]
+    got, possible = total(result)
     if result.manual_max:
         if result.manual_score is None:
             lines.append(f"<p>written answers: not graded yet ({result.manual_max:g} points)</p>")
         else:
-            got, possible = total(result)
             lines.append(f"<p>written answers: {result.manual_score:g} / {result.manual_max:g}; "
                          f"total {got:g} / {possible:g}</p>")
+    elif result.late_penalty:
+        lines.append(f"<p>total {got:g} / {possible:g}</p>")
     lines.append(f"<p>status: {html.escape(result.status)}</p><ul>{items}</ul>")
-    return "<div id='autograder-summary' style='border:2px solid #888;padding:8px;margin:8px'>" + "".join(lines) + "</div>"
+    box = "<div id='autograder-summary' style='border:2px solid #888;padding:8px;margin:8px'>"
+    return box + "".join(lines) + "</div>"
 
 
 def gradescope_json(result: Result) -> dict:
@@ -56,10 +63,11 @@ def gradescope_json(result: Result) -> dict:
                       "status": "passed" if score >= max_score else "failed",
                       "output": result.cell_messages.get(name, "" if score >= max_score else "not passed")})
     output = [f"status: {result.status}" + (" (late)" if result.late else "")] + list(result.feedback)
-    return {"score": result.score, "max_score": result.max_score, "output": "\n".join(output),
-            "visibility": "visible", "stdout_visibility": "hidden", "tests": tests,
+    return {"score": round(max(0.0, result.score - result.late_penalty), 6), "max_score": result.max_score,
+            "output": "\n".join(output), "visibility": "visible", "stdout_visibility": "hidden", "tests": tests,
             "extra_data": {"status": result.status, "late": result.late, "submitted_at": result.submitted_at,
-                           "manual_max": result.manual_max, "manual_score": result.manual_score}}
+                           "late_penalty": result.late_penalty, "manual_max": result.manual_max,
+                           "manual_score": result.manual_score}}
 
 
 def scrub_result(result: Result, scrub: Scrubber | None) -> Result:
@@ -89,7 +97,8 @@ def write_page(result: Result, out: Path, html_file: Path | None, scrub: Scrubbe
         text = Path(html_file).read_text(errors="replace")
         if scrub:
             text = scrub(text)
-        text = text.replace("<body>", "<body>" + summary_html(result), 1) if "<body>" in text else summary_html(result) + text
+        summary = summary_html(result)
+        text = text.replace("<body>", "<body>" + summary, 1) if "<body>" in text else summary + text
     else:  # still give the student a page that says what happened
         text = f"<html><body>{summary_html(result)}</body></html>"
     page.write_text(text)
@@ -150,7 +159,8 @@ def write_grades(results: list[Result], path: Path) -> None:
             cells = [f"{r.cells[name][0]:g}" if name in r.cells else "" for name in cell_names]
             writer.writerow([r.student, r.assignment, f"{r.score:g}", f"{r.max_score:g}",
                              "" if r.manual_score is None else f"{r.manual_score:g}", f"{r.manual_max:g}",
-                             f"{got:g}", f"{possible:g}", r.status, "late" if r.late else "", r.submitted_at,
+                             f"{r.late_penalty:g}", f"{got:g}", f"{possible:g}", r.status, "late" if r.late else "",
+                             r.submitted_at,
                              r.timestamp_source, r.seconds, *cells, " | ".join(r.feedback)])
     tmp.replace(path)
 
@@ -161,23 +171,32 @@ def write_lms_grades(results: list[Result], lms: dict, path: Path) -> None:
     with open(tmp, "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["lms", "lms_user_id", "name", "student", "assignment", "points", "max_points",
-                         "autograded", "manual", "manual_graded", "status", "late"])
+                         "autograded", "manual", "late_penalty", "manual_graded", "status", "late"])
         for r in results:
             meta = lms.get(r.student, {})
             got, possible = total(r)
             writer.writerow([meta.get("lms", ""), meta.get("user_id", ""), meta.get("name", r.student), r.student,
                              r.assignment, f"{got:g}", f"{possible:g}", f"{r.score:g}",
-                             "" if r.manual_score is None else f"{r.manual_score:g}",
+                             "" if r.manual_score is None else f"{r.manual_score:g}", f"{r.late_penalty:g}",
                              "yes" if r.manual_score is not None or not r.manual_max else "no", r.status,
                              "late" if r.late else ""])
     tmp.replace(path)
 
 
-def format_table(results: list[Result]) -> str:
-    rows = [("student", "assignment", "score", "status")]
-    rows += [(r.student, r.assignment, f"{r.score:g} / {r.max_score:g}", r.status + (" (late)" if r.late else ""))
-             for r in results]
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+def format_table(results: list[Result], open_cells: dict | None = None) -> str:
+    """autograded, written (graded, open cells, or "-" with none), late penalty, total, status."""
+    open_cells = open_cells or {}
+    rows = [("student", "assignment", "autograded", "written", "late", "total", "status")]
+    for r in results:
+        still = open_cells.get((r.student, r.assignment))
+        written = ("-" if not r.manual_max else f"open: {', '.join(still)}" if still else
+                   "not graded" if r.manual_score is None else f"{r.manual_score:g} / {r.manual_max:g}")
+        got, possible = total(r)
+        shown = f"{got:g} / {possible:g}" if r.manual_score is not None or not r.manual_max else "-"
+        rows.append((r.student, r.assignment, f"{r.score:g} / {r.max_score:g}", written,
+                     f"-{r.late_penalty:g}" if r.late_penalty else ("late" if r.late else ""), shown,
+                     r.status))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)

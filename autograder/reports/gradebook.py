@@ -20,17 +20,25 @@ def extract(course: Path, assignment: str, student: str) -> dict:
     """This submission's grades and comments from a private course's gradebook."""
     from nbgrader.api import Gradebook
 
-    record = {"grades": {}, "comments": {}, "timestamp": None}
+    record = {"grades": {}, "comments": {}, "timestamp": None, "penalties": {}}
     with Gradebook(db_url(course / "gradebook.db")) as gb:
         submission = gb.find_submission(assignment, student)
         record["timestamp"] = submission.timestamp.isoformat() if submission.timestamp else None
         for notebook in submission.notebooks:
+            # what nbgrader's late-submission plugin deducted (AssignLatePenalties; see grading.late)
+            record["penalties"][notebook.name] = float(notebook.late_submission_penalty or 0.0)
             for grade in notebook.grades:
                 record["grades"][f"{notebook.name}/{grade.name}"] = {
                     "auto_score": grade.auto_score, "needs_manual_grade": bool(grade.needs_manual_grade)}
             for comment in notebook.comments:
                 record["comments"][f"{notebook.name}/{comment.name}"] = comment.auto_comment
     return record
+
+
+def graded_copy(out: Path, student: str, assignment: str, notebook: str) -> Path | None:
+    """OUT/autograded/<student>/<assignment>/<notebook>.ipynb, the copy formgrader opens (None: none)."""
+    path = Path(out) / "autograded" / student / assignment / f"{notebook}.ipynb"
+    return path if path.is_file() else None
 
 
 def _ensure_assignment(gb, template_db: Path, assignment: str, duedate=None) -> None:
@@ -60,8 +68,15 @@ def _ensure_assignment(gb, template_db: Path, assignment: str, duedate=None) -> 
                                                 locked=cell.locked, source=cell.source, checksum=cell.checksum)
 
 
-def merge(out: Path, template_db: Path, assignment: str, student: str, record: dict | None, duedate=None) -> None:
-    """Create or update OUT/gradebook.db's entry for this submission (None: graded as zero)."""
+def merge(out: Path, template_db: Path, assignment: str, student: str, record: dict | None, duedate=None,
+          scores: dict | None = None) -> None:
+    """Create or update OUT/gradebook.db's entry for this submission (None: graded as zero).
+
+    ``scores`` ({grade_id: points}): the grader's final autograded scores (``Result.cells``);
+    they win over the record's, so the gradebook, formgrader and ``nbgrader export`` show what
+    grades.csv shows. ``record["penalties"]`` ({notebook: points}) is nbgrader's late penalty.
+    A submission without a graded notebook in OUT (none uploaded, not readable) has no written
+    answer formgrader could show: those cells score 0 and are not left open."""
     from nbgrader.api import Gradebook, MissingEntry
 
     out = Path(out)
@@ -97,6 +112,7 @@ def merge(out: Path, template_db: Path, assignment: str, student: str, record: d
                 submission.timestamp = parse_utc(record["timestamp"])
             grades = record.get("grades", {})
             comments = record.get("comments", {})
+            penalties = record.get("penalties")
             for notebook in submission.notebooks:
                 for grade in notebook.grades:
                     saved = grades.get(f"{notebook.name}/{grade.name}")
@@ -104,10 +120,15 @@ def merge(out: Path, template_db: Path, assignment: str, student: str, record: d
                         grade.auto_score = saved["auto_score"]
                         # a score a person already gave stays given: re-running never un-grades
                         grade.needs_manual_grade = bool(saved["needs_manual_grade"]) and grade.manual_score is None
-                    elif grade.cell.cell_type == "code":
-                        grade.auto_score = 0.0  # nothing gradable came back: no points
+                    elif grade.cell.cell_type == "code" or not graded_copy(out, student, assignment, notebook.name):
+                        # nothing gradable came back: no points; no notebook formgrader could open: nothing to grade
+                        grade.auto_score = 0.0
                         grade.needs_manual_grade = False
+                    if scores and grade.cell.cell_type == "code" and grade.name in scores:
+                        grade.auto_score = float(scores[grade.name])
                 for comment in notebook.comments:
                     if f"{notebook.name}/{comment.name}" in comments:
                         comment.auto_comment = comments[f"{notebook.name}/{comment.name}"]
+                if penalties is not None:  # re-grading replaces the penalty (0 when no longer late)
+                    notebook.late_submission_penalty = float(penalties.get(notebook.name) or 0.0) or None
             gb.db.commit()

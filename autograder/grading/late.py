@@ -1,0 +1,99 @@
+"""Late work, through nbgrader's own late-submission machinery.
+
+The grader decides once whether a submission is late (``grading.submission.new_result``: the
+LMS's own flag when ``collect`` recorded one, else the submission time against ``--deadline``).
+nbgrader then deducts the penalty itself, so every view of the grade agrees (``grades.csv``,
+``lms_grades.csv``, the feedback page, formgrader, ``nbgrader export``):
+
+1. :func:`stamp` writes the submission's ``timestamp.txt`` and the private course's due date so
+   that nbgrader sees the submission as late exactly when the grader does (the real deadline goes
+   into ``OUT/gradebook.db``; the private course is thrown away after grading);
+2. nbgrader's ``AssignLatePenalties`` (in every private course's autograde preprocessors) asks
+   :class:`FractionPenalty` -- configured by :func:`autograder.nbconfig.late_settings` with
+   ``--late-penalty`` -- for the penalty: that fraction of the notebook's autograded score (the
+   written answers are not graded yet at that point);
+3. ``reports.gradebook.extract`` reads ``late_submission_penalty`` from the private gradebook and
+   ``merge`` carries it into ``OUT/gradebook.db``; ``grading.record`` puts it into the result.
+"""
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from nbgrader.plugins import LateSubmissionPlugin
+from traitlets import Float
+
+TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f UTC"
+
+
+def penalty_for(score: float, fraction: float) -> float | None:
+    """The points a late notebook loses: ``fraction`` of its score (None: nothing deducted)."""
+    if not fraction or fraction <= 0:
+        return None
+    return round(max(0.0, float(score or 0.0)) * min(float(fraction), 1.0), 6)
+
+
+class FractionPenalty(LateSubmissionPlugin):
+    """nbgrader plugin: a late notebook loses ``fraction`` of its score (``--late-penalty``)."""
+
+    fraction = Float(0.0, help="Fraction of the notebook's score deducted when it is late (0 to 1).").tag(config=True)
+
+    def late_submission_penalty(self, student_id: str, score: float, total_seconds_late: float) -> float | None:
+        # nbgrader calls this only for a submission it sees as late, and the grader arranged
+        # (see stamp) that it sees exactly the submissions the grader marked late
+        penalty = penalty_for(score, self.fraction)
+        self.log.info("late by %.0f s: %s points deducted (%g of %g)", total_seconds_late, penalty, self.fraction,
+                      score)
+        return penalty
+
+
+def _utc(text: str) -> datetime | None:
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except (TypeError, ValueError):
+        return None
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone(UTC)
+
+
+def stamp(course: Path, submitted: Path, assignment_id: str, submitted_at: str, late: bool,
+          deadline: datetime | None) -> None:
+    """``submitted/timestamp.txt`` and the private gradebook's due date for one submission.
+
+    On time: the submission time (when known) and no due date. Late: the submission time and
+    the deadline when the two show it late; otherwise (the LMS's flag decided: an LMS with
+    per-student due dates, or no ``--deadline``) a due date one second before the submission
+    time, and, with no submission time at all, the time of grading as the private timestamp
+    (``grading.record`` keeps it out of ``OUT``)."""
+    from nbgrader.api import Gradebook
+
+    from autograder.nbconfig import db_url
+
+    when = _utc(submitted_at) if submitted_at else None
+    if late and when is None:
+        when = datetime.now(UTC)
+    if when is not None:
+        (Path(submitted) / "timestamp.txt").write_text(when.strftime(TIMESTAMP_FORMAT))
+    due = None
+    if late:
+        deadline = deadline.astimezone(UTC) if isinstance(deadline, datetime) and deadline.tzinfo else (
+            deadline.replace(tzinfo=UTC) if isinstance(deadline, datetime) else None)
+        due = deadline if deadline is not None and when > deadline else when - timedelta(seconds=1)
+    database = Path(course) / "gradebook.db"
+    if not database.exists():
+        return
+    with Gradebook(db_url(database)) as gb:
+        assignment = gb.find_assignment(assignment_id)
+        assignment.duedate = due.replace(tzinfo=None) if due is not None else None  # nbgrader keeps naive UTC
+        gb.db.commit()
+
+
+def feedback_line(late: bool, submitted_at: str, source: str, fraction: float, penalty: float) -> str | None:
+    """The feedback line that says a submission was late and what it cost."""
+    if not late:
+        return None
+    when = f"submitted {submitted_at}" if submitted_at else "submitted after the deadline"
+    per = f", per {source}" if source else ""
+    if not fraction:
+        return f"late ({when}{per}): marked only, nothing deducted"
+    return (f"late ({when}{per}): {fraction:.0%} of the autograded points deducted "
+            f"({penalty:g} points)")

@@ -52,6 +52,7 @@ def _rows(path: Path, key: str = "student") -> dict:
     return {r[key]: r for r in csv.DictReader(open(path))}
 
 
+@pytest.mark.slow
 def test_out_is_an_nbgrader_course(graded):
     root, subs, out, assignments = graded
     for path in ("source/toy_add/toy_add.ipynb", "release/toy_add/toy_add.ipynb",
@@ -67,6 +68,7 @@ def test_out_is_an_nbgrader_course(graded):
     assert "autograded 2 / 2" in page and "written answers: not graded yet (1 points)" in page
 
 
+@pytest.mark.slow
 def test_graded_notebooks_are_valid_nbformat(graded):
     """formgrader refused graded notebooks whose markdown cells carried `outputs`."""
     root, subs, out, assignments = graded
@@ -76,6 +78,7 @@ def test_graded_notebooks_are_valid_nbformat(graded):
                    if cell["cell_type"] != "code"), path
 
 
+@pytest.mark.slow
 def test_late_penalty_is_nbgraders_and_every_view_agrees(graded):
     from nbgrader.api import Gradebook
 
@@ -96,6 +99,7 @@ def test_late_penalty_is_nbgraders_and_every_view_agrees(graded):
     assert (lms["lms_user_id"], lms["name"], lms["points"], lms["late_penalty"]) == ("3", "Carol", "1", "1")
 
 
+@pytest.mark.slow
 def test_formgrader_grade_and_comment_reach_every_view(graded):
     from nbgrader.api import Gradebook
 

@@ -309,7 +309,8 @@ def cell_locations(notebook) -> list[str]:
         own = _heading(source) if cell.cell_type == "markdown" else None
         first = _first_line(source)
         if own is not None and source.lstrip().startswith("#"):
-            locations.append(f'the markdown cell "{first.lstrip("# ").strip()}"')
+            title = next(line for line in source.splitlines() if line.strip()).strip().lstrip("#").strip()
+            locations.append(f'the markdown cell "{title if len(title) <= 80 else title[:77] + "..."}"')
             section, counts = own, {}
             continue
         kind = "code" if cell.cell_type == "code" else "text" if cell.cell_type == "markdown" else "raw"
@@ -322,6 +323,12 @@ def cell_locations(notebook) -> list[str]:
     return locations
 
 
+def _unanswered(source: str) -> bool:
+    """A placeholder line as the release has it (``YOUR ANSWER HERE``, ``raise NotImplementedError()``
+    alone on a line); instructions that quote them inline do not count."""
+    return any(line.strip() in UNANSWERED for line in source.splitlines())
+
+
 def blocking_problems(notebook) -> list[Problem]:
     """What stops a notebook from being ready: unanswered placeholders, cells that end in an
     error, and a notebook whose code cells were never run (no outputs, no execution counts)."""
@@ -330,7 +337,7 @@ def blocking_problems(notebook) -> list[Problem]:
     problems = []
     for index, cell in enumerate(nb.cells):
         source = cell.get("source", "")
-        if any(marker in source for marker in UNANSWERED):
+        if _unanswered(source):
             problems.append(Problem(index, "still holds the unanswered placeholder (YOUR ANSWER HERE / "
                                            "NotImplementedError)", where[index]))
         if cell.cell_type == "code":

@@ -186,6 +186,27 @@ def test_release_refuses_when_the_wheel_would_hold_an_answer(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_student_readme_gives_a_laptop_everything_and_nothing_gpu_only():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("laptop_like", REPO_ROOT / ".ci" / "laptop_like.py")
+    laptop_like = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(laptop_like)
+    url = "https://raw.githubusercontent.com/uni-rl/rel/main"
+    readme = rel.STUDENT_README.format(
+        title="T", distribution=rel.DISTRIBUTION, version="9.9", cpu_index=rel.CPU_TORCH_INDEX,
+        laptop_requirement=rel.install_requirement(url, "9.9", ("jupyter",)), wheel_url="W")
+    commands = laptop_like.readme_commands(readme)
+    wheel = f"{url}/dist/course_kit_helpers-9.9-py3-none-any.whl"
+    assert commands == [f"pip install torch --index-url {rel.CPU_TORCH_INDEX}",
+                        f'pip install "course-kit-helpers[jupyter] @ {wheel}"']
+    assert "jupyter lab" in readme and "python3 -m venv .venv" in readme and "gpu" not in commands[1]
+    argv = laptop_like.as_run(commands[0], Path("/venv/bin/python"), Path("/wheels/torch-2.13.0+cpu.whl"))
+    assert argv == ["/venv/bin/python", "-m", "pip", "install", "-q", "/wheels/torch-2.13.0+cpu.whl"]
+    argv = laptop_like.as_run(commands[1], Path("/venv/bin/python"), None)
+    assert argv[-1].startswith("course-kit-helpers[jupyter] @ https://")
+
+
 # --------------------------------------------------------------------------------------
 # --out: only what a release wrote is ever replaced (fast: staged folders, no build)
 # --------------------------------------------------------------------------------------

@@ -416,5 +416,11 @@ def test_nothing_else_is_written_and_reports_merge(tmp_path):
     collect(second, "toy_add", out)
     saved = json.loads((out / "_collect_report.json").read_text())
     assert set(saved["submissions"]) == {"ann", "bob"} and set(saved["intake_notes"]) == {"ann", "bob"}
+    other = _canvas_zip(tmp_path / "c.zip", {"ann_11_301_maxent_irl.ipynb": filled()})
+    collect(other, "maxent_irl", out)  # another assignment: the first one's record stays
+    saved = json.loads((out / "_collect_report.json").read_text())
+    assert set(saved["by_assignment"]["ann"]) == {"toy_add", "maxent_irl"}
+    assert set(saved["intake_notes"]["ann"]) == {"toy_add", "maxent_irl"}
+    (tmp_path / "c.zip").unlink()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.zip", "b.zip", "subs"]
     nbformat.validate(nbformat.read(out / "ann" / "toy_add" / "toy_add.ipynb", as_version=4))

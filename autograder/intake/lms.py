@@ -32,9 +32,10 @@ Nothing is lost and nothing is overwritten or deleted without a line:
   ZIP, without a zone: they order uploads and are shown as such, never as a UTC submission time.
 
 ``DIR/_collect_report.json`` keeps, per folder, the name as the LMS spells it, the LMS user id,
-the lateness and where it came from, and per folder and assignment the notes for the student
-(``intake_notes``, read by ``autograde`` into the feedback). Collecting several downloads into
-one DIR merges their reports.
+the lateness and where it came from (``submissions``: the latest collect of that folder, any
+assignment), the same per folder and assignment (``by_assignment``), and per folder and
+assignment the notes for the student (``intake_notes``, read by ``autograde`` into the
+feedback). Collecting several downloads into one DIR merges their reports.
 """
 from __future__ import annotations
 
@@ -575,10 +576,14 @@ def _collect_root(root: Path, base: Path, entries: list[Path], assignment: str, 
     collector.finish()
     merged = {**previous, **report.submissions}
     notes = previous_report.get("intake_notes", {}) if isinstance(previous_report.get("intake_notes"), dict) else {}
+    by_assignment = previous_report.get("by_assignment", {})
+    by_assignment = by_assignment if isinstance(by_assignment, dict) else {}
     for folder, meta in report.submissions.items():
         notes.setdefault(folder, {})[assignment] = meta["notes"]
+        by_assignment.setdefault(folder, {})[assignment] = meta
     (out / REPORT_NAME).write_text(json.dumps(
         {"format": report.format, "students": report.students, "submissions": merged, "intake_notes": notes,
+         "by_assignment": by_assignment,
          "collisions": report.collisions, "set_aside": report.set_aside, "renamed": report.renamed,
          "replaced": report.replaced, "unmatched": report.unmatched, "ignored": report.ignored}, indent=2))
     return report

@@ -32,7 +32,7 @@ demo: $(STAMP)
 	$(PY) -m autograder demo --out demo-output --strict $(DEMO_FLAGS)
 
 test: $(STAMP)
-	$(PY) -m pytest -q -m "not robustness"
+	$(PY) -m pytest -q -m "not robustness" --durations=25
 
 # Every GRPO reference training as a student's copy runs it, seeds 1-3 (CI runs it after the suite).
 test-robustness: $(STAMP)

@@ -27,9 +27,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from autograder.manifest import REPO_ROOT, load_assignments  # noqa: E402
-from autograder.grading.batch import autograde  # noqa: E402
 from autograder.authoring.course import fill_release, new_course  # noqa: E402
+from autograder.grading.batch import autograde  # noqa: E402
+from autograder.manifest import REPO_ROOT, load_assignments  # noqa: E402
 
 
 def reference_copies(assignment, scratch: Path, copies: int, profile: str) -> Path:
@@ -80,9 +80,9 @@ def each(args) -> int:
 
 def plain_nbgrader(course: Path, subs: Path, assignment) -> tuple[float, set]:
     """Seconds for plain ``nbgrader autograde`` of every submission in ``subs``, and its scores."""
-    from nbgrader.api import Gradebook
-
     import subprocess
+
+    from nbgrader.api import Gradebook
 
     for student in sorted(subs.iterdir()):
         shutil.copytree(student / assignment.id, course / "submitted" / student.name / assignment.id)

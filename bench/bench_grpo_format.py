@@ -162,7 +162,8 @@ def bench_trl(nb: types.ModuleType, cfg, profile: str, steps: int) -> Result | N
     """Median seconds per optimizer step with TRL's GRPOTrainer on the same configuration, or None."""
     try:
         import trl
-        from trl import GRPOConfig as TRLConfig, GRPOTrainer
+        from trl import GRPOConfig as TRLConfig
+        from trl import GRPOTrainer
     except ImportError:
         print("  TRL is not installed (pip install trl): skipping the TRL side")
         return None

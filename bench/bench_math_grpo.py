@@ -37,9 +37,9 @@ NOTEBOOK_CELLS = ("config", "reward", "stop_helper", "pack_helper", "evaluate", 
 
 def notebook_namespace(profile: str) -> dict:
     """Execute the notebook's imports and the cells the train loop needs (markers stripped) in a dict."""
-    import nbformat
-
     import types
+
+    import nbformat
 
     cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c.source for c in nbformat.read(NOTEBOOK, as_version=4).cells}
     module = types.ModuleType("math_grpo_notebook")

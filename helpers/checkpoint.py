@@ -39,8 +39,9 @@ import random
 import re
 import shutil
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 FORMAT = 1
 """Version of the checkpoint layout written here."""

@@ -78,7 +78,7 @@ class Rollout:
     def num_rows(self) -> int:
         return self.sequences.shape[0]
 
-    def select(self, rows: slice | list[int] | torch.Tensor) -> "Rollout":
+    def select(self, rows: slice | list[int] | torch.Tensor) -> Rollout:
         """The rows ``rows`` as a smaller rollout (a micro-batch), with the completion columns
         past its longest completion dropped, so scoring it costs only what it holds.
 
@@ -297,7 +297,7 @@ def rollout_stats(rollout: Rollout, rewards: torch.Tensor) -> dict:
 
 SAMPLER_VARIABLE = "COURSE_SAMPLER"
 SAMPLER_MODES = ("eager", "merged", "compiled")
-_SAMPLERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_SAMPLERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _lora_layers(policy) -> dict:

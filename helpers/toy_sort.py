@@ -11,7 +11,7 @@ Shapes: B prompts, G responses per prompt, L positions, V digits.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 import torch.nn as nn

@@ -59,6 +59,7 @@ def _submit(root: Path, student: str, notebook_text: str | None = None, source: 
     return folder
 
 
+@pytest.mark.slow
 def test_autograde_scores_feedback_and_broken_files(course, tmp_path):
     from autograder.authoring.course import fill_release
 
@@ -104,6 +105,7 @@ def test_unknown_assignment_is_named(course, tmp_path):
     assert result.returncode != 0 and "nope" in result.stderr and "toy_add" in result.stderr
 
 
+@pytest.mark.slow
 def test_demo_prints_expected_table(course, tmp_path):
     result = cli("--course-root", str(course), "demo", "--out", str(tmp_path / "demo"), "--strict")
     assert result.returncode == 0, result.stdout + result.stderr

@@ -138,6 +138,7 @@ def tiers(tmp_path_factory, tiny_model_dir):
     return {r.student: r for r in results}, base, noisy, root / "out", unedited
 
 
+@pytest.mark.slow
 def test_tiers_follow_the_graders_measurement(tiers):
     results, base, noisy, *_ = tiers
     for student in ("a_base_adapter", "c_noisy_adapter", "d_liar"):
@@ -155,6 +156,7 @@ def test_tiers_follow_the_graders_measurement(tiers):
     assert results["d_liar"].score == results["a_base_adapter"].score
 
 
+@pytest.mark.slow
 def test_the_tier_cells_print_the_graders_own_measurement(tiers):
     results, _, _, out, _ = tiers
     notebook = nbformat.read(out / "autograded" / "d_liar" / "format_tiers" / "format_tiers.ipynb", as_version=4)
@@ -163,6 +165,7 @@ def test_the_tier_cells_print_the_graders_own_measurement(tiers):
     assert f"'rate': {rate}" in printed and "'rate': 1.0}" not in printed.replace(f"'rate': {rate}", "")
 
 
+@pytest.mark.slow
 def test_hostile_adapters_cannot_change_what_the_next_submission_is_measured_against(tiers):
     from autograder.evaluators.grpo_format import Evaluator
     from autograder.manifest import AdapterRules
@@ -201,6 +204,7 @@ def test_a_base_changed_in_place_is_reloaded(tiny_model_dir):
     assert all(torch.equal(a, b) for a, b in zip(shared.model.parameters(), fresh.parameters()))
 
 
+@pytest.mark.slow
 def test_unusable_adapters_get_a_line_not_a_crash(tiers):
     results, *_ = tiers
     missing = results["e_no_adapter"]

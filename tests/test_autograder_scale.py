@@ -114,6 +114,7 @@ def _key(results):
     return [(r.student, r.assignment, r.score, r.max_score, r.status, r.cells, r.feedback, r.late) for r in results]
 
 
+@pytest.mark.slow
 def test_workers_and_ray_give_identical_results(small_batch):
     import ray  # noqa: F401  (pinned in requirements.txt)
 
@@ -140,6 +141,7 @@ def test_workers_and_ray_give_identical_results(small_batch):
         assert [(r["lms_user_id"], r["name"], r["late"]) for r in lms] == [("a1", "Ann", ""), ("b2", "Bob", "late")]
 
 
+@pytest.mark.slow
 def test_gpu_assignment_on_cpu_grader_fails_clearly_unless_tiny(small_batch, monkeypatch):
     from autograder.grading.batch import autograde
     from autograder.manifest import load_assignments

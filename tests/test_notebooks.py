@@ -7,12 +7,10 @@ autograde them; the tests here read the results.
 """
 from __future__ import annotations
 
-import csv
 import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import nbformat
 import pytest
@@ -52,19 +50,26 @@ def test_sample_scores_as_expected(graded, assignment, student):
 
 @pytest.mark.parametrize("assignment", IDS)
 def test_feedback_hides_hidden_tests(graded, assignment):
+    """Every hidden-test line the scrubber is meant to catch (MIN_LENGTH characters or more, and not
+    also in the student's release) is absent from each sample's feedback page, and the page exists."""
+    import html
+
+    from autograder.reports.scrub import MIN_LENGTH
+
     _, _, out = graded
-    source = nbformat.read(next(a for a in ASSIGNMENTS if a.id == assignment).source, as_version=4)
+    spec = next(a for a in ASSIGNMENTS if a.id == assignment)
+    release = nbformat.read(REPO_ROOT / "notebooks" / assignment / f"{assignment}.ipynb", as_version=4)
+    public = {line.strip() for cell in release.cells for line in cell.source.splitlines()}
     hidden_lines = []
-    for cell in source.cells:
+    for cell in nbformat.read(spec.source, as_version=4).cells:
         if "### BEGIN HIDDEN TESTS" in cell.source:
             block = cell.source.split("### BEGIN HIDDEN TESTS", 1)[1].split("### END HIDDEN TESTS", 1)[0]
-            hidden_lines += [line.strip() for line in block.splitlines() if len(line.strip()) > 25]
+            hidden_lines += [line.strip() for line in block.splitlines()
+                             if len(line.strip()) >= MIN_LENGTH and line.strip() not in public]
+    assert hidden_lines, f"{assignment} has no hidden test line to look for"
     for student in ("reference", "blank", "buggy"):
         page = out / "feedback" / student / assignment / f"{assignment}.html"
-        if not page.exists():
-            continue
-        import html
-
+        assert page.exists(), f"no feedback page for {student}/{assignment}"
         text = html.unescape(page.read_text())
         leaked = [line for line in hidden_lines if line in text]
         assert not leaked, f"{student}/{assignment} feedback shows hidden test lines: {leaked[:2]}"

@@ -8,8 +8,8 @@ import sys
 import nbformat
 import pytest
 
-from autograder.manifest import REPO_ROOT, load_assignments
 from autograder.authoring.references import FOLDER, write_pages_from
+from autograder.manifest import REPO_ROOT, load_assignments
 
 IDS = [a.id for a in load_assignments(REPO_ROOT)]
 pytestmark = pytest.mark.slow

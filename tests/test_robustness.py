@@ -24,8 +24,8 @@ from concurrent.futures import ThreadPoolExecutor
 import nbformat
 import pytest
 
-from autograder.manifest import REPO_ROOT, load_assignments
 from autograder.authoring.course import fill_release
+from autograder.manifest import REPO_ROOT, load_assignments
 
 SEEDS = (1, 2, 3)
 PARALLEL = int(os.environ.get("COURSE_ROBUSTNESS_WORKERS", "2"))

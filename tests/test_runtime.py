@@ -1,9 +1,9 @@
 """helpers.runtime on Colab (a fake google.colab) and elsewhere: GPU check, Drive, artifacts folder."""
 from __future__ import annotations
 
+import colab_fake
 import pytest
 
-import colab_fake
 from helpers import profiles, runtime
 
 

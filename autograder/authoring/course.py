@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 import nbformat
+from nbgrader.utils import is_solution
 
 from autograder.manifest import Assignment, Patch
 from autograder.nbconfig import write_course_config, write_kernelspec
@@ -85,9 +86,8 @@ def solution_cells(notebook) -> dict[str, str]:
     """grade_id -> source for every solution cell of a notebook."""
     cells = {}
     for cell in notebook.cells:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if meta.get("solution"):
-            cells[meta["grade_id"]] = cell.source
+        if is_solution(cell):
+            cells[cell.metadata.nbgrader["grade_id"]] = cell.source
     return cells
 
 
@@ -124,7 +124,7 @@ def fill_release(release_path: Path, solution_path: Path, out_path: Path, patche
         answers[patch.grade_id] = source.replace(patch.old, patch.new)
     for cell in release.cells:
         meta = cell.get("metadata", {}).get("nbgrader", {})
-        if meta.get("solution") and meta.get("grade_id") in answers:
+        if is_solution(cell) and meta.get("grade_id") in answers:
             cell.source = strip_solution_markers(answers[meta["grade_id"]])
     out_path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(release, out_path)

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.manifest import Assignment
 from autograder.authoring.course import new_course
 from autograder.demo import build_samples
+from autograder.manifest import Assignment
 
 FOLDER = "reference_outputs"
 TINY_ENV = {"COURSE_PROFILE": "tiny", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "MPLBACKEND": "Agg"}

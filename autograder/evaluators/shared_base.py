@@ -5,44 +5,38 @@ adapter is attached to that same object. So after each measurement (and after a 
 halfway) the base is checked against a fingerprint taken when it was loaded: the names, shapes
 and dtypes of its parameters and buffers (an adapter left half-attached adds ``lora_`` modules)
 and a keyed hash of their bytes (an option that rewrote a weight in place changes it). When
-anything differs the base is reloaded from disk before the next submission. The hash is a sum of
-every byte times a weight drawn from a per-process secret, so an adapter cannot be built to
-leave it unchanged; it runs on the model's own device (milliseconds for the tiny model, well
-under a second for Qwen2.5-0.5B in 4 bits on a GPU).
+anything differs the base is reloaded from disk before the next submission. The hash is BLAKE2b
+keyed with a per-process secret, so an adapter cannot be built to leave it unchanged; tensors on
+a GPU are copied to the CPU for it. Measured on 2 busy CPU cores: about 0.01 s per check for the
+tiny model (a modular sum over every byte in torch took 2-3 s).
 """
 from __future__ import annotations
 
+import hashlib
 import secrets
-
-CHUNK = 1 << 24  # bytes hashed at once (bounded temporary memory on the GPU)
-MODULUS = 65521
 
 
 def _structure(model) -> tuple:
-    return tuple((name, tuple(t.shape), str(t.dtype)) for name, t in
-                 [*model.named_parameters(remove_duplicate=False), *model.named_buffers(remove_duplicate=False)])
+    return tuple((name, tuple(t.shape), str(t.dtype)) for name, t in _tensors(model))
 
 
-def _hash_tensor(tensor, a: int, b: int) -> int:
+def _tensors(model) -> list:
+    return [*model.named_parameters(remove_duplicate=False), *model.named_buffers(remove_duplicate=False)]
+
+
+def _hash_tensor(tensor, key: bytes) -> bytes:
     import torch
 
-    raw = tensor.detach().contiguous().reshape(-1).view(torch.uint8)
-    total = 0
-    for start in range(0, raw.numel(), CHUNK):
-        part = raw[start:start + CHUNK].to(torch.int64)
-        weights = (torch.arange(start, start + part.numel(), device=part.device, dtype=torch.int64) * a + b) % MODULUS
-        total += int(torch.sum(part * (weights + 1)).item())
-    return total
+    raw = tensor.detach().contiguous().reshape(-1).view(torch.uint8).cpu()  # [bytes]
+    return hashlib.blake2b(raw.numpy().data, key=key, digest_size=16).digest()
 
 
-def fingerprint(model, key: tuple[int, int]) -> tuple:
+def fingerprint(model, key: bytes) -> tuple:
     """(structure, keyed hash of every parameter and buffer) of ``model``."""
     import torch
 
-    a, b = key
     with torch.no_grad():
-        values = tuple(_hash_tensor(t, a, b) for _, t in
-                       [*model.named_parameters(remove_duplicate=False), *model.named_buffers(remove_duplicate=False)])
+        values = tuple(_hash_tensor(t, key) for _, t in _tensors(model))
     return _structure(model), values
 
 
@@ -52,7 +46,7 @@ class SharedBase:
 
     def __init__(self, load):
         self._load = load
-        self._key = (secrets.randbelow(MODULUS - 1) + 1, secrets.randbelow(MODULUS))
+        self._key = secrets.token_bytes(32)
         self.model = self._fresh()
         self.reloads = 0
 

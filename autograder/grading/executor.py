@@ -45,6 +45,7 @@ import time
 from nbclient.exceptions import DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+from nbgrader.utils import is_grade, is_solution
 from traitlets import Bool, Integer
 
 from autograder.kernel.guard import MARK, MARK_BASELINE, REPLY, signature
@@ -63,8 +64,7 @@ def _error(ename: str, evalue: str) -> NotebookNode:
 
 
 def _is_test(cell) -> bool:
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
+    return cell.cell_type == "code" and bool(is_grade(cell)) and not is_solution(cell)
 
 
 def with_measurement(source: str, measurement: str | None) -> str:

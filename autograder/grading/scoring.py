@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 import nbformat
+from nbgrader.utils import is_grade
 
 from autograder.grading.outcome import Result
 
@@ -22,9 +23,9 @@ def release_points(notebook) -> tuple[dict[str, float], float]:
     """({autograded cell: points}, written-answer points) of a release notebook."""
     cells, manual = {}, 0.0
     for cell in notebook.cells:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if not meta.get("grade"):
+        if not is_grade(cell):
             continue
+        meta = cell.metadata.nbgrader
         if cell.cell_type == "code":
             cells[meta["grade_id"]] = float(meta.get("points", 0))
         else:
@@ -40,7 +41,7 @@ def notebook_scores(path: Path, points: dict[str, float]) -> dict[str, float]:
     for cell in nbformat.read(path, as_version=4).cells:
         meta = cell.get("metadata", {}).get("nbgrader", {})
         grade_id = meta.get("grade_id")
-        if grade_id in points and cell.cell_type == "code" and meta.get("grade"):
+        if grade_id in points and cell.cell_type == "code" and is_grade(cell):
             meta["points"] = points[grade_id]
             score, _ = determine_grade(cell)
             scores[grade_id] = float(score or 0.0)

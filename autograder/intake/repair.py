@@ -13,7 +13,7 @@ import copy
 import uuid
 
 import nbformat
-
+from nbgrader.utils import is_grade, is_solution
 
 STUB = "YOUR ANSWER HERE"
 
@@ -56,8 +56,8 @@ def match_by_content(submitted, release, known: set) -> dict[int, tuple[str, str
     free = [i for i, c in enumerate(submitted.cells) if _grade_id(c) not in known]
     matched: dict[int, tuple[str, str]] = {}
     for index, cell in enumerate(release.cells):
-        grade_id, meta = _grade_id(cell), _meta(cell)
-        if not meta.get("solution") or grade_id in present:
+        grade_id = _grade_id(cell)
+        if not is_solution(cell) or grade_id in present:
             continue
         if cell.cell_type == "code":
             names = _defined_names(cell.source)
@@ -69,7 +69,8 @@ def match_by_content(submitted, release, known: set) -> dict[int, tuple[str, str
                 matched[hits[-1]] = (grade_id, f"it defines {', '.join(sorted(names))}")
         elif cell.cell_type == "markdown":
             prompt = _words(cell.source)
-            before = _words(release.cells[index - 1].source) if index and release.cells[index - 1].cell_type == "markdown" else ""
+            previous = release.cells[index - 1] if index else None
+            before = _words(previous.source) if previous is not None and previous.cell_type == "markdown" else ""
             for i in free:
                 if i in matched or submitted.cells[i].cell_type != "markdown":
                     continue
@@ -87,13 +88,27 @@ def match_by_content(submitted, release, known: set) -> dict[int, tuple[str, str
 def repair(submitted, release) -> tuple[object, list[str]]:
     """Return (notebook to grade, feedback lines describing what was repaired)."""
     notes: list[str] = []
-    release_ids = [_grade_id(c) for c in release.cells if _grade_id(c)]
-    known = set(release_ids)
+    known = {_grade_id(c) for c in release.cells if _grade_id(c)}
     pasted = match_by_content(submitted, release, known)
     for _index, (grade_id, how) in sorted(pasted.items()):
         notes.append(f"answer cell {grade_id} had no grading metadata (pasted into another notebook?): matched "
                      f"by its content ({how}) and graded")
+    first, extras_after = _sort_submitted(submitted, known, pasted, notes)
+    cells = list(extras_after.get(None, []))
+    for release_cell in release.cells:
+        grade_id = _grade_id(release_cell)
+        cells.append(_rebuilt(release_cell, first.get(grade_id), notes) if grade_id else _cleared(release_cell))
+        if grade_id:
+            cells.extend(extras_after.get(grade_id, []))
+    notebook = copy.deepcopy(release)
+    notebook.cells = cells
+    _normalise(notebook)
+    nbformat.validate(notebook)
+    return notebook, notes
 
+
+def _sort_submitted(submitted, known: set, pasted: dict, notes: list[str]) -> tuple[dict, dict]:
+    """({grade id: the student's first cell with it}, {grade id or None: the student's own cells after it})."""
     first: dict[str, object] = {}
     extras_after: dict[str | None, list] = {}
     anchor = None
@@ -109,47 +124,49 @@ def repair(submitted, release) -> tuple[object, list[str]]:
         elif grade_id:
             unknown.append(grade_id)
         extras_after.setdefault(anchor, []).append(_plain(cell))
-
     for grade_id in dict.fromkeys(duplicates):
         notes.append(f"cell {grade_id} appears more than once: the first copy is graded, later copies run as "
                      "ordinary cells")
     for grade_id in dict.fromkeys(unknown):
         notes.append(f"a cell claims the unknown grade id {grade_id!r}: it runs as an ordinary cell")
+    return first, extras_after
 
-    cells = list(extras_after.get(None, []))
-    for release_cell in release.cells:
-        grade_id = _grade_id(release_cell)
-        new = copy.deepcopy(release_cell)
-        if grade_id:
-            meta = _meta(release_cell)
-            student = first.get(grade_id)
-            if meta.get("solution"):
-                if student is None:
-                    notes.append(f"answer cell {grade_id} was deleted: graded as unanswered")
-                else:
-                    new.source = student.get("source", "")
-                    if student.get("cell_type") != release_cell.cell_type:
-                        notes.append(f"answer cell {grade_id} was changed to {student.get('cell_type')}: "
-                                     f"graded as a {release_cell.cell_type} cell again")
-                    elif release_cell.cell_type == "code":
-                        new.outputs = []
-            else:
-                what = "test cell" if meta.get("grade") else "read-only cell"
-                if student is None:
-                    notes.append(f"{what} {grade_id} was deleted: restored from the release")
-                elif student.get("cell_type") != release_cell.cell_type:
-                    notes.append(f"{what} {grade_id} was changed to {student.get('cell_type')}: restored from the release")
-                elif student.get("source", "") != release_cell.source:
-                    notes.append(f"{what} {grade_id} was edited: the original was restored and run")
-        if new.cell_type == "code":
-            new.outputs = []
-            new.execution_count = None
-        cells.append(new)
-        if grade_id:
-            cells.extend(extras_after.get(grade_id, []))
 
-    notebook = copy.deepcopy(release)
-    notebook.cells = cells
+def _rebuilt(release_cell, student, notes: list[str]):
+    """The release's cell with the student's answer in it (answer cells) or as released (all others)."""
+    grade_id = _grade_id(release_cell)
+    new = copy.deepcopy(release_cell)
+    if is_solution(release_cell):
+        if student is None:
+            notes.append(f"answer cell {grade_id} was deleted: graded as unanswered")
+        else:
+            new.source = student.get("source", "")
+            if student.get("cell_type") != release_cell.cell_type:
+                notes.append(f"answer cell {grade_id} was changed to {student.get('cell_type')}: "
+                             f"graded as a {release_cell.cell_type} cell again")
+    else:
+        what = "test cell" if is_grade(release_cell) else "read-only cell"
+        if student is None:
+            notes.append(f"{what} {grade_id} was deleted: restored from the release")
+        elif student.get("cell_type") != release_cell.cell_type:
+            notes.append(f"{what} {grade_id} was changed to {student.get('cell_type')}: "
+                         "restored from the release")
+        elif student.get("source", "") != release_cell.source:
+            notes.append(f"{what} {grade_id} was edited: the original was restored and run")
+    return _cleared(new)
+
+
+def _cleared(cell):
+    """A copy of a cell as it is before running: a code cell has no outputs and no count."""
+    cell = copy.deepcopy(cell)
+    if cell.cell_type == "code":
+        cell.outputs = []
+        cell.execution_count = None
+    return cell
+
+
+def _normalise(notebook) -> None:
+    """Unique cell ids (nbformat 4.5+), and outputs only on code cells, so the result validates."""
     seen = set()
     for cell in notebook.cells:
         if notebook.nbformat_minor >= 5:
@@ -164,5 +181,3 @@ def repair(submitted, release) -> tuple[object, list[str]]:
         else:
             cell.pop("outputs", None)
             cell.pop("execution_count", None)
-    nbformat.validate(notebook)
-    return notebook, notes

@@ -25,7 +25,10 @@ import re
 from pathlib import Path
 
 import nbformat
+from nbgrader.preprocessors import ClearHiddenTests
+from nbgrader.utils import is_grade, is_solution
 
+_CLEAR_HIDDEN = ClearHiddenTests(begin_test_delimeter="BEGIN HIDDEN TESTS", end_test_delimeter="END HIDDEN TESTS")
 HIDDEN_REGION = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", re.DOTALL)
 SOLUTION_REGION = re.compile(r"### BEGIN SOLUTION(.*?)### END SOLUTION", re.DOTALL)
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -155,7 +158,7 @@ def sanitize_autograded(path: Path, scrub: Scrubber | None = None) -> tuple[dict
     messages, enames = {}, set()
     for cell in notebook.cells:
         meta = cell.get("metadata", {}).get("nbgrader", {})
-        is_test = meta.get("grade") and cell.cell_type == "code" and not meta.get("solution")
+        is_test = is_grade(cell) and cell.cell_type == "code" and not is_solution(cell)
         for output in cell.get("outputs", []):
             if output.get("output_type") == "error":
                 enames.add(output.get("ename", ""))
@@ -168,8 +171,8 @@ def sanitize_autograded(path: Path, scrub: Scrubber | None = None) -> tuple[dict
             elif is_test and output.get("output_type") == "stream" and output.get("name") == "stderr":
                 messages.setdefault(meta["grade_id"], "the check wrote to stderr (counted as a failure)")
             _scrub_output(output, scrub)
-        if is_test:
-            cell.source = HIDDEN_REGION.sub("# (hidden tests run here when grading)", cell.source)
+        if is_test and _CLEAR_HIDDEN._remove_hidden_test_region(cell):  # nbgrader's own, as in the release
+            cell.source = (cell.source.rstrip("\n") + "\n# (hidden tests run here when grading)").lstrip("\n")
     nbformat.write(notebook, path)
     return messages, enames
 

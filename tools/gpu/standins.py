@@ -58,7 +58,14 @@ def _scaled(config: dict, scale: float) -> dict:
 def write_standin(repo_id: str, hf_home: Path, scale: float = 1.0, device: str | None = None) -> Path:
     """Write one stand-in into ``hf_home/hub``; returns its snapshot folder."""
     import torch
-    from transformers import AutoTokenizer, GenerationConfig, LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+    from transformers import (
+        AutoTokenizer,
+        GenerationConfig,
+        LlamaConfig,
+        LlamaForCausalLM,
+        Qwen2Config,
+        Qwen2ForCausalLM,
+    )
 
     from helpers import tiny_model
 

@@ -7,11 +7,15 @@
    torch 2.11 is a CUDA build, and only the local 2.13.0 CPU wheel avoids a multi-GB CUDA
    download here; it is preinstalled as hard links of the kit venv's installed files (what pip
    would unpack, in seconds instead of ~90 s). Python is this machine's (3.11; Colab runs 3.13).
-3. The release notebook's own install cell runs there with a stand-in ``google.colab`` module:
-   it installs the wheel non-editable with whatever Colab lacks (bitsandbytes, math-verify),
-   and must leave torch and Colab's versions alone.
+3. The release notebook's own install cell runs there with a stand-in ``google.colab`` module
+   and ``COLAB_GPU=1`` (a GPU runtime): it installs the wheel non-editable with whatever Colab
+   lacks (math-verify, and bitsandbytes through the ``gpu`` extra), and must leave torch and
+   Colab's versions alone.
 4. Each release notebook runs in that venv, tiny profile, up to its first TODO cell.
 5. ``r1_zero_reward_fn`` scores a correct tagged answer 1.0 there.
+6. The laptop-like check (``.ci/laptop_like.py``) on the same release: a fresh venv, the student
+   README's commands alone (CPU torch, the ``jupyter`` extra), no GPU-only package, every
+   release notebook up to its first TODO with Jupyter's ``python3`` kernel.
 
 Run by ``.ci/run`` with the kit's venv: ``.venv/bin/python .ci/colab_like.py``. Exits 1 with
 the reason on the first failure; prints each step's seconds.
@@ -155,8 +159,8 @@ def main() -> int:
         pins.write_text(f"{TORCH}\n" + "".join(f"{n}=={v}\n" for n, v in COLAB_PREINSTALLED.items()))
         site = next((colab / "lib").glob("python3*/site-packages"))
         linked = preinstall(["torch", *ALSO_PREINSTALLED], site, skip=COLAB_PREINSTALLED)
-        print(f"preinstalled as on Colab, from the kit's venv: {len(linked)} distributions incl. "
-              f"{', '.join(d for d in linked if d.split()[0].lower() in ('torch', 'accelerate', 'ipykernel', 'nbclient'))}")
+        shown = [d for d in linked if d.split()[0].lower() in ("torch", "accelerate", "ipykernel", "nbclient")]
+        print(f"preinstalled as on Colab, from the kit's venv: {len(linked)} distributions incl. {', '.join(shown)}")
         run([python, "-m", "pip", "install", "-q", "-c", pins, *(f"{n}=={v}" for n, v in COLAB_PREINSTALLED.items())],
             "installing Colab's versions of transformers, peft, datasets, numpy, matplotlib", env=clean_env)
         timings["colab image (torch + preinstalled)"] = time.perf_counter() - started
@@ -164,11 +168,14 @@ def main() -> int:
         started = time.perf_counter()
         cell = setup_cell(out / "notebooks" / "math_grpo" / "math_grpo.ipynb")
         fake = "import sys, types\nsys.modules['google.colab'] = types.ModuleType('google.colab')\n"
-        installed = run([python, "-c", fake + cell], "the install cell on (stand-in) Colab", cwd=scratch, env=clean_env)
+        installed = run([python, "-c", fake + cell], "the install cell on (stand-in) Colab", cwd=scratch,
+                        env={**clean_env, "COLAB_GPU": "1"})  # a GPU runtime: the gpu extra too
         timings["install cell (wheel + missing deps)"] = time.perf_counter() - started
         lines = installed.stdout.strip().splitlines()
-        if len(lines) != 1 or not lines[0].startswith("course kit: installed course-kit-helpers"):
-            raise CheckFailed(f"the install cell printed {lines!r}, expected one 'course kit: installed ...' line")
+        if len(lines) != 1 or not lines[0].startswith("course kit: installed course-kit-helpers") or \
+                "with the GPU extras" not in lines[0]:
+            raise CheckFailed(f"the install cell printed {lines!r}, expected one 'course kit: installed ... with the "
+                              "GPU extras' line")
         print(f"install cell: {lines[0]}")
 
         names = ["torch", *COLAB_PREINSTALLED, "course-kit-helpers", "bitsandbytes", "math-verify"]
@@ -183,7 +190,8 @@ def main() -> int:
         if not probe["helpers"].startswith(str(colab)):
             raise CheckFailed(f"helpers came from {probe['helpers']}, not from the installed wheel")
         if probe["reward"] != 1.0 or probe["wrong"] != 0.0:
-            raise CheckFailed(f"r1_zero_reward_fn scored a correct answer {probe['reward']} and a wrong one {probe['wrong']}")
+            raise CheckFailed(f"r1_zero_reward_fn scored a correct answer {probe['reward']} and a wrong one "
+                              f"{probe['wrong']}")
         print(f"versions: {', '.join(f'{k} {v}' for k, v in versions.items())}")
         print("r1_zero_reward_fn: correct tagged answer 1.0, wrong answer 0.0")
 
@@ -198,9 +206,18 @@ def main() -> int:
                                     env=clean_env).stdout.strip().splitlines()[-1])
             expected = f"course kit: course-kit-helpers {wheel.name.split('-')[1]} is installed"
             if (result["setup_output"] or "").strip() != expected:
-                raise CheckFailed(f"{notebook.name}: the install cell printed {result['setup_output']!r}, expected {expected!r}")
+                raise CheckFailed(f"{notebook.name}: the install cell printed {result['setup_output']!r}, "
+                                  f"expected {expected!r}")
             timings[f"{notebook.stem} to its first TODO"] = time.perf_counter() - started
             print(f"{notebook.stem}: ran {', '.join(result['ran'])}; stopped before {result['first_todo']}")
+
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import laptop_like  # the student's own machine, from the README's commands alone
+
+        try:
+            laptop_like.check(out, scratch, timings)
+        except laptop_like.CheckFailed as failure:
+            raise CheckFailed(f"laptop-like: {failure}") from None
     except CheckFailed as failure:
         print(f"colab-like check FAILED: {failure}", file=sys.stderr)
         return 1

@@ -18,8 +18,12 @@ From a shell::
 
     python -m helpers.submission tiny_grpo.ipynb [--limit 40000] [--write export.md]
 
-The command exits 1 when the export is over the limit or the header is missing, 0 otherwise
-(render warnings are printed but do not fail it). On Colab, where the notebook is not a file
+It says ``ready to submit`` (and the command exits 0) only when no answer placeholder is left
+(``YOUR ANSWER HERE``, ``raise NotImplementedError()``), the notebook has been run, no cell ends
+in an error and, for a notebook graded on its Markdown export (``tiny_grpo``), the export is
+under the limit with the header; otherwise it exits 1. Render warnings are printed but do not
+fail it. Every problem names the cell the way a student finds it: the section heading above it
+(a TODO's title), which of that section's cells it is, and its first line. On Colab, where the notebook is not a file
 on disk, ``check()`` reads it through Colab's notebook API instead.
 
 Packing a submission (every assignment)::
@@ -63,12 +67,15 @@ UNANSWERED = ("YOUR ANSWER HERE", "raise NotImplementedError()")
 @dataclass
 class Problem:
     cell: int | None
-    """Index of the cell in the notebook (0-based), or None for the notebook as a whole."""
+    """Index of the cell in the notebook (0-based), or None for the notebook as a whole. Never
+    shown: students cannot see cell numbers in Jupyter or Colab (see ``where``)."""
     message: str
+    where: str = ""
+    """The cell as a student finds it: the section heading above it and its first line."""
 
     def __str__(self) -> str:
-        where = "notebook" if self.cell is None else f"cell {self.cell}"
-        return f"{where}: {self.message}"
+        place = self.where or ("the notebook" if self.cell is None else "a cell")
+        return f"{place}: {self.message}"
 
 
 @dataclass
@@ -81,6 +88,11 @@ class Report:
     render_problems: list[Problem] = field(default_factory=list)
     markdown: str = field(default="", repr=False)
     """The exported Markdown itself (what was counted)."""
+    blocking: list[Problem] = field(default_factory=list)
+    """What must be fixed before handing in: unanswered placeholders, a notebook never run,
+    cells that end in an error."""
+    export_graded: bool = True
+    """Whether the notebook is graded on its Markdown export (then the limit and header count)."""
 
     @property
     def within_limit(self) -> bool:
@@ -88,26 +100,44 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        """Ready to submit as far as the hard rules go: under the limit and with the header."""
-        return self.within_limit and self.header_ok
+        """Ready to submit: nothing blocking, and for a notebook graded on its Markdown export
+        under the limit and with the header."""
+        export_ok = self.within_limit and self.header_ok if self.export_graded else True
+        return export_ok and not self.blocking
 
     def format(self) -> str:
         mark = lambda good: "ok " if good else "FAIL"  # noqa: E731
         share = 100.0 * self.characters / self.limit if self.limit else float("inf")
-        lines = [
-            f"submission check: {self.path}",
-            f"  [{mark(self.within_limit)}] markdown export: {self.characters:,} characters "
-            f"({share:.0f}% of the {self.limit:,} limit)",
-            f"  [{mark(self.header_ok)}] quarto header: {self.header_message}",
-        ]
+        lines = [f"submission check: {self.path}"]
+        if self.export_graded:
+            lines += [f"  [{mark(self.within_limit)}] markdown export: {self.characters:,} characters "
+                      f"({share:.0f}% of the {self.limit:,} limit)",
+                      f"  [{mark(self.header_ok)}] quarto header: {self.header_message}"]
+        todo = [p for p in self.blocking if "placeholder" in p.message]
+        other = [p for p in self.blocking if p not in todo]
+        if todo:
+            lines.append(f"  [FAIL] {len(todo)} answer(s) still to do:")
+            lines.extend(f"         - {problem.where}" for problem in todo)
+        else:
+            lines.append("  [ok ] every answer cell is filled in")
+        if other:
+            lines.append(f"  [FAIL] {len(other)} problem(s) to fix:")
+            lines.extend(f"         - {problem}" for problem in other)
         if self.render_problems:
             lines.append(f"  [warn] {len(self.render_problems)} cell(s) may render badly:")
             lines.extend(f"         - {problem}" for problem in self.render_problems)
         else:
             lines.append("  [ok ] no cells that would render badly")
-        verdict = "ready to submit" if self.ok else "NOT ready to submit"
-        if self.ok and self.render_problems:
-            verdict += " (look at the warnings above first)"
+        if self.ok:
+            verdict = "ready to submit" + (" (look at the warnings above first)" if self.render_problems else "")
+        else:
+            reasons = [f"{len(todo)} answer(s) still to do"] if todo else []
+            reasons += [p.message.split(":")[0] for p in other]
+            if self.export_graded and not self.within_limit:
+                reasons.append("over the character limit")
+            if self.export_graded and not self.header_ok:
+                reasons.append("no quarto header")
+            verdict = "NOT ready to submit: " + "; ".join(dict.fromkeys(reasons))
         lines.append(f"  => {verdict}")
         return "\n".join(lines)
 
@@ -247,49 +277,154 @@ def _unbalanced_math(source: str) -> bool:
     return without_code.count("$$") % 2 == 1
 
 
-def render_problems(notebook) -> list[Problem]:
-    """Cells whose Markdown export would look broken or noisy."""
+def _first_line(source: str) -> str:
+    """The first line a student would recognise the cell by (placeholders skipped), shortened."""
+    lines = [line.strip() for line in source.splitlines() if line.strip()]
+    meaningful = [line for line in lines if not any(marker in line for marker in (*UNANSWERED, "YOUR CODE HERE"))]
+    line = (meaningful or lines or [""])[0]
+    return line if len(line) <= 60 else line[:57] + "..."
+
+
+def _heading(source: str) -> str | None:
+    """The last Markdown heading in a cell (``## Part 2 ...`` -> ``Part 2 ...``), if any."""
+    found = None
+    for line in source.splitlines():
+        match = re.match(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", line)
+        if match:
+            found = match.group(1)
+    return found
+
+
+def _ordinal(n: int) -> str:
+    return {1: "1st", 2: "2nd", 3: "3rd"}.get(n, f"{n}th")
+
+
+def cell_locations(notebook) -> list[str]:
+    """For every cell, how a student finds it in Jupyter or Colab: the section heading above
+    it (a TODO's title), which of that section's cells it is, and its first line."""
     nb = _read(notebook)
+    locations, section, counts = [], None, {}
+    for cell in nb.cells:
+        source = cell.get("source", "")
+        own = _heading(source) if cell.cell_type == "markdown" else None
+        first = _first_line(source)
+        if own is not None and source.lstrip().startswith("#"):
+            title = next(line for line in source.splitlines() if line.strip()).strip().lstrip("#").strip()
+            locations.append(f'the markdown cell "{title if len(title) <= 80 else title[:77] + "..."}"')
+            section, counts = own, {}
+            continue
+        kind = "code" if cell.cell_type == "code" else "text" if cell.cell_type == "markdown" else "raw"
+        counts[kind] = counts.get(kind, 0) + 1
+        where = f'under "{section}", ' if section else "before the first heading, "
+        starting = f' starting "{first}"' if first else " (empty)"
+        locations.append(f"{where}the {_ordinal(counts[kind])} {kind} cell{starting}")
+        if own is not None:
+            section, counts = own, {}
+    return locations
+
+
+def _unanswered(source: str) -> bool:
+    """A placeholder line as the release has it (``YOUR ANSWER HERE``, ``raise NotImplementedError()``
+    alone on a line); instructions that quote them inline do not count."""
+    return any(line.strip() in UNANSWERED for line in source.splitlines())
+
+
+def blocking_problems(notebook) -> list[Problem]:
+    """What stops a notebook from being ready: unanswered placeholders, cells that end in an
+    error, and a notebook whose code cells were never run (no outputs, no execution counts)."""
+    nb = _read(notebook)
+    where = cell_locations(nb)
     problems = []
     for index, cell in enumerate(nb.cells):
         source = cell.get("source", "")
-        if any(marker in source for marker in UNANSWERED):
-            problems.append(Problem(index, "still holds the unanswered placeholder (YOUR ANSWER HERE / NotImplementedError)"))
-        if cell.cell_type == "raw" and index > 0:
-            problems.append(Problem(index, "raw cell: it is copied into the export unrendered; use a markdown cell"))
-        if cell.cell_type == "markdown":
-            fences = sum(1 for line in source.splitlines() if line.lstrip().startswith("```"))
-            if fences % 2:
-                problems.append(Problem(index, "unclosed ``` code fence: everything after it renders as code"))
-            if _unbalanced_math(source):
-                problems.append(Problem(index, "odd number of $$: a display-math block is not closed"))
-            if re.search(r"data:image/[a-z]+;base64,", source):
-                problems.append(Problem(index, "embedded base64 image: it counts towards the character limit"))
-        if cell.cell_type != "code":
-            continue
-        for output in cell.get("outputs", []):
-            kind = output.get("output_type")
-            if kind == "error":
-                problems.append(Problem(index, f"error output ({output.get('ename', 'Error')}): fix it or re-run the cell"))
-                continue
-            if WIDGET_MIME in output.get("data", {}):
-                problems.append(Problem(index, "widget output (e.g. a tqdm bar): it exports as a placeholder such as "
-                                               "'HBox(...)'; use a text progress bar"))
-            text = _output_text(output)
-            if "\r" in text:
-                problems.append(Problem(index, "output rewrites lines with carriage returns (a progress bar): every "
-                                               "update appears in the export"))
-            if ANSI_ESCAPE.search(text):
-                problems.append(Problem(index, "output holds ANSI colour codes: they export as escape garbage"))
-            n_lines = text.count("\n") + 1 if text else 0
-            if n_lines > MAX_OUTPUT_LINES:
-                problems.append(Problem(index, f"output has {n_lines} lines (> {MAX_OUTPUT_LINES}): trim what you print"))
+        if _unanswered(source):
+            problems.append(Problem(index, "still holds the unanswered placeholder (YOUR ANSWER HERE / "
+                                           "NotImplementedError)", where[index]))
+        if cell.cell_type == "code":
+            for output in cell.get("outputs", []):
+                if output.get("output_type") == "error":
+                    problems.append(Problem(index, f"ends in an error ({output.get('ename', 'Error')}): fix it, or "
+                                                   "run the notebook again from the top", where[index]))
+                    break
+    code = [c for c in nb.cells if c.cell_type == "code" and c.get("source", "").strip()]
+    if code and not any(c.get("outputs") or c.get("execution_count") for c in code):
+        problems.append(Problem(None, "not run: no code cell has an output or was executed; run every cell "
+                                      "(Run → Run All Cells, or Runtime → Run all on Colab), save, then check again",
+                                "the notebook"))
     return problems
 
 
-def check_notebook(path=None, limit: int = CHARACTER_LIMIT) -> Report:
+def render_problems(notebook) -> list[Problem]:
+    """Cells whose Markdown export would look broken or noisy (warnings: they do not stop a
+    submission)."""
+    nb = _read(notebook)
+    where = cell_locations(nb)
+    problems = []
+
+    def flag(index: int, message: str) -> None:
+        problems.append(Problem(index, message, where[index]))
+
+    for index, cell in enumerate(nb.cells):
+        source = cell.get("source", "")
+        if cell.cell_type == "raw" and index > 0:
+            flag(index, "raw cell: it is copied into the export unrendered; use a markdown cell")
+        if cell.cell_type == "markdown":
+            fences = sum(1 for line in source.splitlines() if line.lstrip().startswith("```"))
+            if fences % 2:
+                flag(index, "unclosed ``` code fence: everything after it renders as code")
+            if _unbalanced_math(source):
+                flag(index, "odd number of $$: a display-math block is not closed")
+            if re.search(r"data:image/[a-z]+;base64,", source):
+                flag(index, "embedded base64 image: it counts towards the character limit")
+        if cell.cell_type != "code":
+            continue
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                continue  # a blocking problem (blocking_problems)
+            if WIDGET_MIME in output.get("data", {}):
+                flag(index, "widget output (e.g. a tqdm bar): it exports as a placeholder such as 'HBox(...)'; "
+                            "use a text progress bar")
+            text = _output_text(output)
+            if "\r" in text:
+                flag(index, "output rewrites lines with carriage returns (a progress bar): every update appears "
+                            "in the export")
+            if ANSI_ESCAPE.search(text):
+                flag(index, "output holds ANSI colour codes: they export as escape garbage")
+            n_lines = text.count("\n") + 1 if text else 0
+            if n_lines > MAX_OUTPUT_LINES:
+                flag(index, f"output has {n_lines} lines (> {MAX_OUTPUT_LINES}): trim what you print")
+    return problems
+
+
+def _export_graded(nb, path, assignment: str | None = None) -> bool:
+    """Graded on its Markdown export (limit and header apply): a course notebook named so, or any
+    notebook that is not a course assignment graded otherwise."""
+    stem = assignment or (Path(path).stem if isinstance(path, (str, Path)) else None)
+    course = _course_assignments()
+    if stem in EXPORT_LIMITS:
+        return True
+    if stem in course:
+        return False
+    first = nb.cells[0] if nb.cells else None
+    has_header = first is not None and first.get("source", "").lstrip().startswith("---")
+    from_course = any(c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in nb.cells)
+    return has_header or not from_course
+
+
+def _course_assignments() -> set[str]:
+    try:
+        from . import course_settings
+
+        return set(course_settings._all())
+    except Exception:  # noqa: BLE001  (no grading.json: a checkout without generated data)
+        return set()
+
+
+def check_notebook(path=None, limit: int = CHARACTER_LIMIT, assignment: str | None = None) -> Report:
     """Export ``path`` to Markdown and check it; nothing is printed. On Colab, ``None`` (or a
-    path that is not on disk) checks the open notebook, fetched through Colab's API."""
+    path that is not on disk) checks the open notebook, fetched through Colab's API.
+    ``assignment`` (default: the file's name) decides whether the export's limit and header
+    count: only for an assignment graded on its Markdown export (``EXPORT_LIMITS``)."""
     nb = _read(path)
     markdown, _ = export_markdown(nb)
     header_ok, header_message = check_header(nb)
@@ -301,6 +436,8 @@ def check_notebook(path=None, limit: int = CHARACTER_LIMIT) -> Report:
         header_message=header_message,
         render_problems=render_problems(nb),
         markdown=markdown,
+        blocking=blocking_problems(nb),
+        export_graded=_export_graded(nb, path, assignment),
     )
 
 
@@ -362,13 +499,15 @@ def _notebook_for(assignment_id: str, notebook):
         found = _default_notebook(assignment_id)
         if found is None:
             raise SubmissionError(f"notebook not found: no {assignment_id}.ipynb in {Path.cwd()}; save the notebook "
-                                  f"and pass its path, e.g. pack({assignment_id!r}, notebook='path/to/{assignment_id}.ipynb')")
+                                  f"and pass its path, e.g. pack({assignment_id!r}, "
+                                  f"notebook='path/to/{assignment_id}.ipynb')")
         notebook = found
     nb = _read(notebook)
     graded = [c for c in nb.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id")]
     if not graded:
-        raise SubmissionError(f"the notebook has no graded cells, so it is not the {assignment_id} notebook handed out "
-                              f"(or a copy that lost its metadata): pack the released {assignment_id}.ipynb you worked in")
+        raise SubmissionError(f"the notebook has no graded cells, so it is not the {assignment_id} notebook handed "
+                              f"out (or a copy that lost its metadata): pack the released {assignment_id}.ipynb you "
+                              "worked in")
     return nb
 
 
@@ -392,8 +531,9 @@ def _check_required(assignment_id: str, folder: Path, required) -> None:
         if name.endswith("adapter"):
             absent = [f for f in ADAPTER_FILES if not (target / f).is_file()]
             if absent:
-                raise SubmissionError(f"missing adapter: {target} has no {' or '.join(absent)}; run the training cell "
-                                      "again to the end (it saves the adapter with helpers.lm.save_adapter) and pack again")
+                raise SubmissionError(f"missing adapter: {target} has no {' or '.join(absent)}; run the training "
+                                      "cell again to the end (it saves the adapter with helpers.lm.save_adapter) "
+                                      "and pack again")
 
 
 def zip_problems(path: str | Path, assignment_id: str) -> list[str]:
@@ -457,7 +597,8 @@ def pack(assignment_id: str, notebook=None, artifacts: str | Path | None = None,
                               f"limit{where}; delete from {folder} what the assignment does not ask for, "
                               "or clear large outputs in the notebook")
     if out is None:
-        out = (folder.parent if runtime.is_colab() and artifacts is None else Path.cwd()) / f"{assignment_id}_submission.zip"
+        where = folder.parent if runtime.is_colab() and artifacts is None else Path.cwd()
+        out = where / f"{assignment_id}_submission.zip"
     out = Path(out)
     if folder.is_dir() and folder.resolve() in out.resolve().parents:
         raise SubmissionError(f"out={out} is inside the artifacts folder {folder}; write the zip somewhere else")
@@ -478,10 +619,11 @@ def pack(assignment_id: str, notebook=None, artifacts: str | Path | None = None,
             os.remove(scratch)
     limit = EXPORT_LIMITS.get(assignment_id)
     if limit is not None:
-        report = check_notebook(nb, limit)
+        report = check_notebook(nb, limit, assignment=assignment_id)
         if not report.ok:
-            print(f"warning: the Markdown export is not ready ({report.characters:,} of {limit:,} characters, header "
-                  f"{'ok' if report.header_ok else 'missing'}): run submission.check() and fix it before handing in")
+            verdict = report.format().splitlines()[-1].split("NOT ready to submit: ", 1)[-1]
+            print(f"warning: not ready to submit ({verdict}; the Markdown export has {report.characters:,} of "
+                  f"{limit:,} characters): run submission.check() and fix it before handing in")
     offer = runtime.is_colab() if download is None else download
     if offer:
         from google.colab import files as colab_files

@@ -84,7 +84,8 @@ def test_canvas_late_flag_decides_lateness_not_a_student_file(tmp_path):
             handle.write(path, path.name)
     out = tmp_path / "subs"
     report = collect(download, "toy_add", out)
-    assert report.submissions["latey"]["late"] is True and report.submissions["latey"]["timestamp_source"] == "canvas _late flag"
+    assert report.submissions["latey"]["late"] is True
+    assert report.submissions["latey"]["timestamp_source"] == "canvas _late flag"
     assert report.submissions["early"]["late"] is False
     assert report.submissions["unnamed"]["name"] == ".." and report.submissions["unnamed"]["user_id"] == "1"
     assert not list(out.rglob("timestamp.txt"))

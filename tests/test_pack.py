@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import zipfile
 
+import colab_fake
 import nbformat
 import pytest
 
-import colab_fake
 from helpers import submission
 
 HEADER = "---\nformat:\n  html:\n    code-fold: true\njupyter: python3\n---"
@@ -18,6 +18,7 @@ def course_notebook(text="answer") -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook()
     nb.cells.append(nbformat.v4.new_raw_cell(HEADER))
     cell = nbformat.v4.new_code_cell(f"x = {text!r}")
+    cell.execution_count = 1  # run, as a notebook handed in is
     cell.metadata["nbgrader"] = {"grade_id": "answer", "solution": True, "grade": False, "locked": False,
                                  "schema_version": 3, "task": False}
     nb.cells.append(cell)
@@ -60,7 +61,8 @@ def test_pack_locally(workdir, capsys):
                           "artifacts/plot.png", "grpo_format.ipynb"]  # no checkpoints
     assert submission.zip_problems(out, "grpo_format") == []
     with zipfile.ZipFile(out) as archive:
-        assert nbformat.reads(archive.read("grpo_format.ipynb").decode(), as_version=4).cells[1].source == "x = 'answer'"
+        packed = nbformat.reads(archive.read("grpo_format.ipynb").decode(), as_version=4)
+        assert packed.cells[1].source == "x = 'answer'"
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines == [f"submission: {out} (grpo_format.ipynb + 4 artifact file(s), 0.0 MB); hand in this zip"]
 
@@ -101,7 +103,8 @@ def test_pack_warns_when_tiny_grpo_export_is_over_the_limit(workdir, capsys):
     fake_adapter(workdir / "artifacts" / "tiny_grpo_adapter")
     submission.pack("tiny_grpo")
     lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == 2 and lines[0].startswith("warning: the Markdown export is not ready (45,")
+    assert len(lines) == 2 and lines[0].startswith("warning: not ready to submit (")
+    assert "over the character limit" in lines[0] and "45," in lines[0] and "run submission.check()" in lines[0]
 
 
 def one_line_error(match, **kwargs):

@@ -47,14 +47,15 @@ def test_committed_releases_carry_the_course_url_and_version():
         assert "find_spec" not in source and "importlib.metadata" in source
     tracked = subprocess.run(["git", "ls-files"], cwd=REPO_ROOT, capture_output=True, text=True).stdout.split()
     holders = [name for name in tracked if (REPO_ROOT / name).is_file()
-               and name not in ("tests/test_release.py", "autograder/authoring/release.py")  # they reject it
+               and name not in ("tests/test_release.py", "autograder/authoring/release.py",  # they reject it
+                                "README.md", "course.toml")  # they describe what is rejected (a comment)
                and "REPLACE_ME" in (REPO_ROOT / name).read_text(errors="replace")]
     assert holders == []
 
 
 def test_install_url_setting(tmp_path):
-    (tmp_path / "course.toml").write_text('[release]\ninstall_url = "https://example.org/rel/"\n')
-    assert rel.install_url(tmp_path) == "https://example.org/rel"
+    (tmp_path / "course.toml").write_text('[release]\ninstall_url = "https://raw.githubusercontent.com/uni-rl/rel/main/"\n')
+    assert rel.install_url(tmp_path) == "https://raw.githubusercontent.com/uni-rl/rel/main"
     assert rel.install_url(tmp_path, "file:///srv/rel") == "file:///srv/rel"
     for bad in ('[release]\ninstall_url = "https://github.com/REPLACE_ME/x"\n', '[release]\n', "not toml ["):
         (tmp_path / "course.toml").write_text(bad)
@@ -63,8 +64,51 @@ def test_install_url_setting(tmp_path):
         assert "\n" not in str(error.value) and "course.toml" in str(error.value)
     assert rel.install_requirement("https://h/r", "1.2.3") == \
         "course-kit-helpers @ https://h/r/dist/course_kit_helpers-1.2.3-py3-none-any.whl"
+    assert rel.install_requirement("https://h/r", "1.2.3", ("jupyter",)) == \
+        "course-kit-helpers[jupyter] @ https://h/r/dist/course_kit_helpers-1.2.3-py3-none-any.whl"
     stamped = rel.stamp_source('x = 1\nKIT_VERSION = "0"\nKIT_URL = "old"\n', "https://new", "9.9")
     assert stamped == 'x = 1\nKIT_VERSION = "9.9"\nKIT_URL = "https://new"\n'
+
+
+@pytest.mark.parametrize("url", [
+    "https://raw.githubusercontent.com/<you>/<release-repo>/main", "https://raw.githubusercontent.com/{owner}/r/main",
+    "https://github.com/REPLACE_ME/x", "https://CHANGE-ME.github.io/rel", "https://raw.githubusercontent.com/your-org/r/main",
+    "https://example.org/rel", "https://www.example.com/rel", "http://course.example/rel", "https://rel.invalid:8080/x",
+])
+def test_a_placeholder_url_stops_the_release_with_one_line(tmp_path, url):
+    (tmp_path / "course.toml").write_text(f'[release]\ninstall_url = "{url}"\n')
+    with pytest.raises(rel.ReleaseError) as error:
+        rel.release(load_assignments(REPO_ROOT, ["maxent_irl"]), tmp_path / "out", root=tmp_path)
+    message = str(error.value)
+    assert "\n" not in message and "placeholder" in message and "course.toml" in message and "--install-url" in message
+    assert not (tmp_path / "out").exists()
+    assert rel.install_url(tmp_path, allow_placeholder=True) == url.rstrip("/")  # generate and grading go on
+
+
+def test_the_default_url_and_the_readme_are_consistent():
+    url = rel.install_url()  # course.toml as committed: the project's own published release
+    assert rel.placeholder(url) == "" and url.startswith("https://raw.githubusercontent.com/")
+    readme = (REPO_ROOT / "README.md").read_text()
+    example = re.search(r"e\.g\.\s+`(https://raw\.githubusercontent\.com/[^`]+)`", readme).group(1)
+    assert rel.placeholder(example), f"the README's example {example} would pass as a real URL"
+    for word in ("placeholder", "install_url", "course.toml"):
+        assert word in readme
+
+
+def test_release_notebooks_carry_kernelspec_and_language_info():
+    for assignment_id in IDS:
+        path = REPO_ROOT / "notebooks" / assignment_id / f"{assignment_id}.ipynb"
+        metadata = nbformat.read(path, as_version=4).metadata
+        assert metadata["kernelspec"] == rel.KERNELSPEC and metadata["language_info"] == rel.LANGUAGE_INFO
+        assert metadata["language_info"]["file_extension"] == ".py"
+
+
+def test_setup_cell_is_the_same_in_all_four_and_asks_for_gpu_extras_on_colab_only():
+    sources = {i: setup_source(REPO_ROOT / "solutions" / i / f"{i}.ipynb") for i in IDS}
+    assert len(set(sources.values())) == 1
+    source = sources["tiny_grpo"]
+    assert '"[gpu] @ "' in source and "/dev/nvidia0" in source and "torch==" in source
+    assert "KIT = f\"course-kit-helpers @ " in source  # no torch pin and no extras in what a laptop is told
 
 
 def _requirements(text: str) -> dict[str, Requirement]:
@@ -81,23 +125,28 @@ def test_declared_floors_are_met_by_our_pins_and_by_colab():
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
     assert project["requires-python"] == ">=3.11"
     declared = {Requirement(d).name.lower(): Requirement(d) for d in project["dependencies"]}
-    assert {"torch", "transformers", "peft", "accelerate", "datasets", "bitsandbytes", "math-verify", "numpy",
+    assert {"torch", "transformers", "peft", "accelerate", "datasets", "math-verify", "numpy",
             "matplotlib", "tqdm", "filelock", "safetensors"} <= set(declared)
-    assert str(declared["bitsandbytes"].marker) == 'sys_platform == "linux"'
-    assert all(s.operator == ">=" for r in declared.values() for s in r.specifier), "floors only, never pins"
-    pins = _requirements((REPO_ROOT / "requirements.txt").read_text())
     extras = project["optional-dependencies"]
-    for name in [*declared, *(Requirement(d).name.lower() for d in extras["grader"] + extras["dev"])]:
+    # GPU-only packages are never installed where they cannot work: bitsandbytes is the gpu extra
+    assert "bitsandbytes" not in declared
+    assert [str(Requirement(d)) for d in extras["gpu"]] == ['bitsandbytes>=0.45; sys_platform == "linux"']
+    assert {Requirement(d).name.lower() for d in extras["jupyter"]} == {"jupyterlab", "ipykernel"}
+    assert all(s.operator == ">=" for r in declared.values() for s in r.specifier), "floors only, never pins"
+    assert all(s.operator == ">=" for d in extras["gpu"] + extras["jupyter"] for s in Requirement(d).specifier)
+    pins = _requirements((REPO_ROOT / "requirements.txt").read_text())
+    optional = [Requirement(d) for name in ("grader", "dev", "gpu", "jupyter") for d in extras[name]]
+    for name in [*declared, *(r.name.lower() for r in optional)]:
         assert name in pins, f"requirements.txt pins no {name}"
         pinned = next(iter(pins[name].specifier)).version
-        wanted = declared.get(name) or next(Requirement(d) for d in extras["grader"] + extras["dev"]
-                                            if Requirement(d).name.lower() == name)
+        wanted = declared.get(name) or next(r for r in optional if r.name.lower() == name)
         assert wanted.specifier.contains(pinned, prereleases=True), (name, pinned, str(wanted))
     for name, version in COLAB_2026_08.items():
         assert declared[name].specifier.contains(Version(version)), f"Colab's {name} {version} fails {declared[name]}"
     assert {"nbgrader", "nbclient", "nbconvert", "jupyterlab", "ray", "psutil"} <= {
         Requirement(d).name.lower() for d in extras["grader"]}
     assert [Requirement(d).name for d in extras["dev"]] == ["pytest", "ruff"]
+    assert set(rel.student_extras()) == {"gpu", "jupyter"}
 
 
 # --------------------------------------------------------------------------------------
@@ -132,9 +181,84 @@ def test_release_refuses_when_the_wheel_would_hold_an_answer(tmp_path):
     cell.source = cell.source.replace("### BEGIN SOLUTION", f"### BEGIN SOLUTION\n    {line}", 1)
     nbformat.write(notebook, source)
     with pytest.raises(rel.ReleaseError) as error:
-        rel.release(load_assignments(root), tmp_path / "out", root=root, url="https://example.org/rel")
+        rel.release(load_assignments(root), tmp_path / "out", root=root, url="https://courses.test/rel")
     assert "helpers/math_tasks.py" in str(error.value) and line in str(error.value)
     assert not (tmp_path / "out").exists()
+
+
+def test_student_readme_gives_a_laptop_everything_and_nothing_gpu_only():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("laptop_like", REPO_ROOT / ".ci" / "laptop_like.py")
+    laptop_like = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(laptop_like)
+    url = "https://raw.githubusercontent.com/uni-rl/rel/main"
+    readme = rel.STUDENT_README.format(
+        title="T", distribution=rel.DISTRIBUTION, version="9.9", cpu_index=rel.CPU_TORCH_INDEX,
+        laptop_requirement=rel.install_requirement(url, "9.9", ("jupyter",)), wheel_url="W")
+    commands = laptop_like.readme_commands(readme)
+    wheel = f"{url}/dist/course_kit_helpers-9.9-py3-none-any.whl"
+    assert commands == [f"pip install torch --index-url {rel.CPU_TORCH_INDEX}",
+                        f'pip install "course-kit-helpers[jupyter] @ {wheel}"']
+    assert "jupyter lab" in readme and "python3 -m venv .venv" in readme and "gpu" not in commands[1]
+    argv = laptop_like.as_run(commands[0], Path("/venv/bin/python"), Path("/wheels/torch-2.13.0+cpu.whl"))
+    assert argv == ["/venv/bin/python", "-m", "pip", "install", "-q", "/wheels/torch-2.13.0+cpu.whl"]
+    argv = laptop_like.as_run(commands[1], Path("/venv/bin/python"), None)
+    assert argv[-1].startswith("course-kit-helpers[jupyter] @ https://")
+
+
+# --------------------------------------------------------------------------------------
+# --out: only what a release wrote is ever replaced (fast: staged folders, no build)
+# --------------------------------------------------------------------------------------
+
+
+def _staged(where: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (where / name).parent.mkdir(parents=True, exist_ok=True)
+        (where / name).write_text(text)
+    return where
+
+
+def test_release_into_a_git_clone_keeps_git_and_everything_else(tmp_path):
+    out = tmp_path / "clone"
+    out.mkdir()
+    subprocess.run(["git", "init", "-q", str(out)], check=True)
+    (out / "LICENSE").write_text("CC-BY")
+    (out / "notebooks").mkdir()
+    (out / "notebooks" / "instructor-notes.md").write_text("mine")
+    first = _staged(tmp_path / "first", {"README.md": "v1", "dist/kit-0.1.0.whl": "wheel 1",
+                                         "notebooks/a/a.ipynb": "{}"})
+    lines = rel.write_out(first, out)
+    assert any(line.startswith("kept:") and ".git" in line and "LICENSE" in line for line in lines), lines
+    assert (out / "LICENSE").read_text() == "CC-BY" and (out / "notebooks" / "instructor-notes.md").exists()
+    assert subprocess.run(["git", "-C", str(out), "status", "--short"], capture_output=True, text=True).returncode == 0
+    assert (out / "README.md").read_text() == "v1" and (out / rel.MARKER).exists()
+
+    # the next release: replaces its own files (saying which were edited), removes its stale ones only
+    (out / "README.md").write_text("v1, edited by hand")
+    second = _staged(tmp_path / "second", {"README.md": "v2", "dist/kit-0.2.0.whl": "wheel 2",
+                                           "notebooks/a/a.ipynb": "{}"})
+    lines = rel.write_out(second, out)
+    assert any(line.startswith("replaced: 2 file(s)") and "README.md edited since then" in line for line in lines)
+    assert any(line.startswith("removed:  dist/kit-0.1.0.whl") for line in lines), lines
+    assert sorted(p.name for p in (out / "dist").iterdir()) == ["kit-0.2.0.whl"]
+    assert (out / "LICENSE").read_text() == "CC-BY" and (out / ".git" / "HEAD").exists()
+    assert (out / "notebooks" / "instructor-notes.md").read_text() == "mine"
+
+
+def test_release_refuses_to_overwrite_a_file_it_did_not_write(tmp_path):
+    out = tmp_path / "repo"
+    out.mkdir()
+    (out / "README.md").write_text("the instructor's own README")
+    staged = _staged(tmp_path / "staged", {"README.md": "student README", "dist/kit.whl": "w"})
+    with pytest.raises(rel.ReleaseError) as error:
+        rel.write_out(staged, out)
+    assert "README.md" in str(error.value) and "nothing was written" in str(error.value)
+    assert sorted(p.name for p in out.iterdir()) == ["README.md"]
+    assert (out / "README.md").read_text() == "the instructor's own README"
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(rel.ReleaseError, match="is a file"):
+        rel.write_out(staged, tmp_path / "afile")
 
 
 # --------------------------------------------------------------------------------------
@@ -156,7 +280,8 @@ def release_dir(tmp_path_factory) -> Path:
 def test_release_layout_and_nothing_protected_inside(release_dir):
     files = sorted(str(p.relative_to(release_dir)) for p in release_dir.rglob("*") if p.is_file())
     wheel = release_dir / "dist" / rel.wheel_name(helpers.__version__)
-    assert files == ["README.md", f"dist/{wheel.name}", *(f"notebooks/{i}/{i}.ipynb" for i in sorted(IDS))]
+    assert files == [rel.MARKER, "README.md", f"dist/{wheel.name}",
+                     *(f"notebooks/{i}/{i}.ipynb" for i in sorted(IDS))]
     for assignment_id in IDS:
         source = setup_source(release_dir / "notebooks" / assignment_id / f"{assignment_id}.ipynb")
         assert f'KIT_URL = "file://{release_dir}"' in source
@@ -169,12 +294,21 @@ def test_release_layout_and_nothing_protected_inside(release_dir):
                if p.is_file() and "__pycache__" not in p.parts and not p.name.startswith(".")}
     assert shipped <= names, f"missing from the wheel: {sorted(shipped - names)}"
     assert not any(n.startswith(("autograder/", "solutions/", "tests/")) or "samples" in n for n in names)
-    declared = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    requires = [line.removeprefix("Requires-Dist: ") for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
-    assert [str(Requirement(r)) for r in requires] == [str(Requirement(d)) for d in declared]
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
+    requires = [Requirement(line.removeprefix("Requires-Dist: ")) for line in metadata.splitlines()
+                if line.startswith("Requires-Dist:")]
+    always = [str(r) for r in requires if r.marker is None or "extra" not in str(r.marker)]
+    assert always == [str(Requirement(d)) for d in project["dependencies"]]
+    for extra in ("gpu", "jupyter"):
+        assert f"Provides-Extra: {extra}" in metadata
+        mine = sorted(r.name for r in requires if r.marker is not None and f'extra == "{extra}"' in str(r.marker))
+        assert mine == sorted(Requirement(d).name for d in project["optional-dependencies"][extra])
+    assert not any(r.name == "torch" and any(s.operator == "==" for s in r.specifier) for r in requires)
     assert "Name: course-kit-helpers" in metadata
     readme = (release_dir / "README.md").read_text()
     assert f"file://{release_dir}/dist/{wheel.name}" in readme and "REPLACE_ME" not in readme
+    assert f"pip install torch --index-url {rel.CPU_TORCH_INDEX}" in readme
+    assert f'pip install "course-kit-helpers[jupyter] @ file://{release_dir}/dist/{wheel.name}"' in readme
 
 
 def _fresh_venv(where: Path) -> Path:
@@ -217,8 +351,8 @@ def test_wheel_installs_through_the_install_cell_and_works(release_dir, tmp_path
     requirement = rel.install_requirement(f"file://{release_dir}", helpers.__version__)
     assert local.stdout.splitlines() == [
         f"course kit: this notebook needs course-kit-helpers {helpers.__version__} and it is not installed in "
-        f"{python}: run  pip install \"{requirement}\"  in that environment (or `make install` in the kit "
-        "repository), restart the kernel, run this cell again"]
+        f"{python}: run  pip install \"{requirement}\"  in that environment (the README says how, with a CPU "
+        "torch), restart the kernel, run this cell again"]
 
     # on Colab: installs the wheel from the course URL, keeps torch, one line
     import torch

@@ -1,6 +1,7 @@
 """The pre-submission checker on small synthetic notebooks."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -109,18 +110,97 @@ def test_bad_cells_are_reported(tmp_path):
     good_cell = nbformat.v4.new_markdown_cell("Fine: $x$ and\n$$y$$\n```\ncode\n```")
     nb = make_notebook(error_cell, bar_cell, widget_cell, long_cell, fence_cell, math_cell, todo_cell, good_cell)
     problems = submission.render_problems(nb)
-    flagged = {p.cell for p in problems}
-    assert flagged == {1, 2, 3, 4, 5, 6, 7}, [str(p) for p in problems]
+    assert {p.cell for p in problems} == {2, 3, 4, 5, 6}, [str(p) for p in problems]
     text = "\n".join(map(str, problems))
-    for word in ("error output", "carriage return", "widget", "lines", "code fence", "$$", "placeholder"):
+    for word in ("carriage return", "widget", "lines", "code fence", "$$"):
         assert word in text
+    blocking = submission.blocking_problems(nb)
+    assert {p.cell for p in blocking} == {1, 7} and "error" in str(blocking[0]) and "placeholder" in str(blocking[1])
     report = submission.check_notebook(write(tmp_path, nb))
+    assert not report.ok, "an error output or a placeholder is never ready"
+    assert "may render badly" in report.format() and "NOT ready to submit" in report.format()
+    fixed = make_notebook(bar_cell, widget_cell, long_cell, fence_cell, math_cell, good_cell)
+    report = submission.check_notebook(write(tmp_path, fixed, "fixed.ipynb"))
     assert report.ok, "render warnings alone do not fail the check"
-    assert "may render badly" in report.format()
+    assert report.format().endswith("=> ready to submit (look at the warnings above first)")
+
+
+def _course_notebook(answered: int, run: bool) -> nbformat.NotebookNode:
+    """A notebook shaped like a release: headings, TODO sections, a code and a written answer
+    in each of three TODOs; ``answered`` of them filled in; ``run``: outputs present."""
+    cells = [nbformat.v4.new_markdown_cell("# Assignment\n\nIntro."),
+             nbformat.v4.new_code_cell("import math\nprint('setup')")]
+    for n in (1, 2, 3):
+        done = n <= answered
+        cells.append(nbformat.v4.new_markdown_cell(f"### TODO {n}: part {n} (4 points)\n\nImplement it."))
+        cells.append(nbformat.v4.new_code_cell(
+            f"def part{n}(x):\n    return x + {n}" if done else
+            f"def part{n}(x):\n    # YOUR CODE HERE\n    raise NotImplementedError()"))
+        cells.append(nbformat.v4.new_code_cell(f"assert part{n}(1) == {n + 1}"))
+        cells.append(nbformat.v4.new_markdown_cell(f"Why does part {n} work?"))
+        cells.append(nbformat.v4.new_markdown_cell("Because it adds." if done else "YOUR ANSWER HERE"))
+    nb = make_notebook(*cells)
+    for count, cell in enumerate((c for c in nb.cells if c.cell_type == "code"), start=1):
+        if run:
+            cell.execution_count = count
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="ok\n")] if count == 1 else []
+    return nb
+
+
+def test_ready_only_when_every_answer_is_filled_and_the_notebook_was_run(tmp_path):
+    unanswered = submission.check_notebook(write(tmp_path, _course_notebook(answered=0, run=True), "a.ipynb"))
+    assert not unanswered.ok and len(unanswered.blocking) == 6
+    text = unanswered.format()
+    assert "[FAIL] 6 answer(s) still to do:" in text and "=> NOT ready to submit: 6 answer(s) still to do" in text
+    assert "ready to submit" not in text.replace("NOT ready to submit", "")
+    never_run = submission.check_notebook(write(tmp_path, _course_notebook(answered=3, run=False), "b.ipynb"))
+    assert not never_run.ok and "not run" in never_run.format().splitlines()[-1]
+    assert "Run All" in str(never_run.blocking[0])
+    done = submission.check_notebook(write(tmp_path, _course_notebook(answered=3, run=True), "c.ipynb"))
+    assert done.ok and done.blocking == [] and done.format().endswith("=> ready to submit")
+
+
+def test_cells_are_named_as_a_student_finds_them(tmp_path):
+    nb = _course_notebook(answered=1, run=True)
+    report = submission.check_notebook(write(tmp_path, nb))
+    wheres = [p.where for p in report.blocking]
+    assert wheres == [
+        'under "TODO 2: part 2 (4 points)", the 1st code cell starting "def part2(x):"',
+        'under "TODO 2: part 2 (4 points)", the 2nd text cell starting "YOUR ANSWER HERE"',
+        'under "TODO 3: part 3 (4 points)", the 1st code cell starting "def part3(x):"',
+        'under "TODO 3: part 3 (4 points)", the 2nd text cell starting "YOUR ANSWER HERE"',
+    ], wheres
+    text = report.format()
+    assert not re.search(r"\bcell \d+\b", text), text  # no index a student cannot see
+    for where in wheres:
+        assert where in text
+    locations = submission.cell_locations(nb)
+    assert locations[1] == 'the markdown cell "Assignment"'
+    assert locations[2] == 'under "Assignment", the 1st code cell starting "import math"'
+
+
+def test_the_release_notebooks_are_not_ready_and_name_their_todos():
+    from autograder.manifest import REPO_ROOT
+
+    path = REPO_ROOT / "notebooks" / "maxent_irl" / "maxent_irl.ipynb"
+    report = submission.check_notebook(path)
+    assert not report.export_graded and not report.ok  # maxent_irl is not graded on its export
+    cells = nbformat.read(path, as_version=4).cells
+    placeholders = sum(bool(c.metadata.get("nbgrader", {}).get("solution")) for c in cells)  # nbgrader's stubs
+    assert any("YOUR ANSWER HERE" in c.source and not c.metadata.get("nbgrader", {}).get("solution")
+               for c in cells), "instructions that quote the placeholder (they must not count)"
+    todo = [p for p in report.blocking if "placeholder" in p.message]
+    assert len(todo) == placeholders > 0
+    assert any('under "TODO 1: empirical feature expectations' in p.where for p in todo), [p.where for p in todo]
+    assert "markdown export" not in report.format() and "quarto header" not in report.format()
+    tiny = submission.check_notebook(REPO_ROOT / "notebooks" / "tiny_grpo" / "tiny_grpo.ipynb")
+    assert tiny.export_graded and not tiny.ok and "markdown export" in tiny.format()
 
 
 def test_command_line_exit_codes(tmp_path):
     good = write(tmp_path, make_notebook(nbformat.v4.new_markdown_cell("# ok")), "good.ipynb")
+    todo = write(tmp_path, _course_notebook(answered=2, run=True), "todo.ipynb")
+    never_run = write(tmp_path, _course_notebook(answered=3, run=False), "never.ipynb")
     no_header = write(tmp_path, make_notebook(nbformat.v4.new_markdown_cell("# t"), header=None), "bad.ipynb")
     too_long = write(tmp_path, make_notebook(nbformat.v4.new_markdown_cell("y" * 200)), "long.ipynb")
     run = lambda *args: subprocess.run([sys.executable, "-m", "helpers.submission", *map(str, args)],  # noqa: E731
@@ -130,6 +210,9 @@ def test_command_line_exit_codes(tmp_path):
     assert "ready to submit" in result.stdout
     assert (tmp_path / "out.md").read_text().startswith("---")
     assert run(no_header).returncode == 1
+    for path in (todo, never_run):
+        result = run(path)
+        assert result.returncode == 1 and "NOT ready to submit" in result.stdout, result.stdout
     assert run(too_long, "--limit", 100).returncode == 1
     assert run(tmp_path / "nope.ipynb").returncode == 2
 

@@ -70,8 +70,11 @@ def settings_path(root: Path) -> Path:
     return own if own.exists() else REPO_ROOT / SETTINGS_FILE
 
 
-def install_url(root: Path = REPO_ROOT, override: str | None = None) -> str:
-    """The URL the release is published at: ``override`` or ``[release] install_url``."""
+def install_url(root: Path = REPO_ROOT, override: str | None = None, allow_placeholder: bool = False) -> str:
+    """The URL the release is published at: ``override`` or ``[release] install_url``.
+
+    A placeholder (:data:`PLACEHOLDER`) stops the release; ``allow_placeholder`` lets
+    ``generate`` and grading stamp it anyway (nothing is published from them)."""
     if override is not None:
         url, source = override, "--install-url"
     else:
@@ -79,20 +82,44 @@ def install_url(root: Path = REPO_ROOT, override: str | None = None) -> str:
         try:
             settings = tomllib.loads(path.read_text(encoding="utf-8"))
         except (OSError, tomllib.TOMLDecodeError) as error:
-            raise ReleaseError(f"cannot read {path} ({error}); it must hold [release] install_url = \"https://...\"") from None
+            raise ReleaseError(f"cannot read {path} ({error}); it must hold "
+                               '[release] install_url = "https://..."') from None
         url, source = settings.get("release", {}).get("install_url"), f"{path} [release] install_url"
-    if not isinstance(url, str) or not re.match(r"^(https?|file)://\S+$", url) or "REPLACE_ME" in url:
+    if not isinstance(url, str) or not re.match(r"^(https?|file)://\S+$", url):
         raise ReleaseError(f"{source} must be the http(s):// (or file://) URL the release is published at, got {url!r}")
+    if placeholder(url) and not allow_placeholder:
+        raise ReleaseError(f"{source} is still a placeholder ({url!r}, {placeholder(url)}): set it to the URL you "
+                           "publish the release at, e.g. https://raw.githubusercontent.com/OWNER/REPO/main, or pass "
+                           "--install-url")
     return url.rstrip("/")
+
+
+PLACEHOLDER = re.compile(r"<[^<>]*>|\{[^{}]*\}|REPLACE[_-]?ME|CHANGE[_-]?ME|\bYOUR[_-]|"
+                         r"://([^/]*\.)?example\.(com|org|net)(/|:|$)|://[^/]*\.(example|invalid)(/|:|$)", re.I)
+"""What marks an install URL as not filled in yet: ``<you>``/``{owner}``, REPLACE_ME, CHANGE_ME,
+``your-org``, and the reserved example domains (example.com/.org/.net, ``*.example``,
+``*.invalid``)."""
+
+
+def placeholder(url: str) -> str:
+    """The placeholder part of ``url`` (what to replace), or '' for a real URL."""
+    match = PLACEHOLDER.search(url)
+    return f"{match.group(0).strip(':/')!r} marks a placeholder" if match else ""
 
 
 def wheel_name(version: str) -> str:
     return f"{DISTRIBUTION.replace('-', '_')}-{version}-py3-none-any.whl"
 
 
-def install_requirement(url: str, version: str) -> str:
-    """What ``pip install`` gets on Colab: ``course-kit-helpers @ <url>/dist/<wheel>``."""
-    return f"{DISTRIBUTION} @ {url}/dist/{wheel_name(version)}"
+def install_requirement(url: str, version: str, extras: tuple[str, ...] = ()) -> str:
+    """What ``pip install`` gets: ``course-kit-helpers[<extras>] @ <url>/dist/<wheel>``."""
+    wanted = f"[{','.join(extras)}]" if extras else ""
+    return f"{DISTRIBUTION}{wanted} @ {url}/dist/{wheel_name(version)}"
+
+
+CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
+"""PyTorch's index of CPU-only builds: on Linux, plain ``pip install torch`` brings the CUDA
+build and several GB of CUDA libraries a laptop cannot use."""
 
 
 def stamp_source(source: str, url: str, version: str) -> str:
@@ -101,20 +128,41 @@ def stamp_source(source: str, url: str, version: str) -> str:
     return _STAMPED_LINE.sub(lambda m: f'{m.group(1)} = "{values[m.group(1)]}"', source)
 
 
+KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+LANGUAGE_INFO = {"name": "python", "mimetype": "text/x-python", "file_extension": ".py",
+                 "codemirror_mode": {"name": "ipython", "version": 3}, "pygments_lexer": "ipython3",
+                 "nbconvert_exporter": "python"}
+"""Notebook metadata every release carries: Jupyter, Colab and VS Code pick the Python kernel
+from it, and ``nbconvert --to script`` writes a ``.py`` (not ``.txt``). No Python version: the
+student's own Python fills it in on save."""
+
+
+def set_release_metadata(notebook) -> bool:
+    """Give ``notebook`` the release's kernelspec and language_info; True when it changed."""
+    before = (dict(notebook.metadata.get("kernelspec", {})), dict(notebook.metadata.get("language_info", {})))
+    notebook.metadata["kernelspec"] = {**KERNELSPEC}
+    notebook.metadata["language_info"] = {**LANGUAGE_INFO}
+    return before != (notebook.metadata["kernelspec"], notebook.metadata["language_info"])
+
+
 def stamp_notebook(path: Path, url: str, version: str) -> bool:
-    """Stamp the ``setup`` cell of the notebook at ``path`` in place; False when it has none
-    with both lines (a notebook outside this kit)."""
+    """Stamp the ``setup`` cell of the notebook at ``path`` in place and set its kernelspec and
+    language_info; False when it has no setup cell with both lines (a notebook outside this kit)."""
     notebook = nbformat.read(path, as_version=4)
+    changed = set_release_metadata(notebook)
+    found = False
     for cell in notebook.cells:
         if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == SETUP_CELL:
             if len(set(m.group(1) for m in _STAMPED_LINE.finditer(cell.source))) < 2:
-                return False
+                break
+            found = True
             stamped = stamp_source(cell.source, url, version)
             if stamped != cell.source:
-                cell.source = stamped
-                nbformat.write(notebook, path)
-            return True
-    return False
+                cell.source, changed = stamped, True
+            break
+    if changed:
+        nbformat.write(notebook, path)
+    return found
 
 
 def stamp_course_sources(course: Path, assignments: list[Assignment], url: str | None = None) -> None:
@@ -123,7 +171,7 @@ def stamp_course_sources(course: Path, assignments: list[Assignment], url: str |
     for assignment in assignments:
         root = assignment.source.parents[2]
         target = course / "source" / assignment.id / f"{assignment.id}.ipynb"
-        stamp_notebook(target, install_url(root, url), kit_version(REPO_ROOT))
+        stamp_notebook(target, install_url(root, url, allow_placeholder=True), kit_version(REPO_ROOT))
 
 
 # --------------------------------------------------------------------------------------
@@ -137,8 +185,27 @@ def runtime_dependencies(root: Path = REPO_ROOT) -> list[str]:
     return list(project.get("dependencies", []))
 
 
-def _wheel_pyproject(version: str, dependencies: list[str], requires_python: str) -> str:
+STUDENT_EXTRAS = ("gpu", "jupyter")
+"""Extras of the kit's pyproject.toml the wheel carries too: ``gpu`` (bitsandbytes, which only
+works with a CUDA GPU: the Colab install cell asks for it on a GPU runtime) and ``jupyter``
+(Jupyter and the ``python3`` kernel, which the student README installs on a laptop)."""
+
+
+def student_extras(root: Path = REPO_ROOT) -> dict[str, list[str]]:
+    """``[project.optional-dependencies]`` named in :data:`STUDENT_EXTRAS`."""
+    project = tomllib.loads((Path(root) / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    extras = project.get("optional-dependencies", {})
+    return {name: list(extras.get(name, [])) for name in STUDENT_EXTRAS}
+
+
+WHEEL_DESCRIPTION = ("Scaffolding the course notebooks import: environment, models, GRPO plumbing, math rewards, "
+                     "Colab runtime, submission packing")
+
+
+def _wheel_pyproject(version: str, dependencies: list[str], requires_python: str,
+                     extras: dict[str, list[str]] | None = None) -> str:
     deps = "".join(f"    {json.dumps(d)},\n" for d in dependencies)
+    optional = "".join(f"{name} = {json.dumps(items)}\n" for name, items in (extras or {}).items())
     return f'''[build-system]
 requires = ["setuptools>=68"]
 build-backend = "setuptools.build_meta"
@@ -146,12 +213,14 @@ build-backend = "setuptools.build_meta"
 [project]
 name = "{DISTRIBUTION}"
 version = "{version}"
-description = "Scaffolding the course notebooks import: environment, models, GRPO plumbing, math rewards, Colab runtime, submission packing"
+description = {json.dumps(WHEEL_DESCRIPTION)}
 requires-python = "{requires_python}"
 readme = "README.md"
 dependencies = [
 {deps}]
 
+[project.optional-dependencies]
+{optional}
 [tool.setuptools]
 packages.find.include = ["helpers*"]
 include-package-data = true
@@ -174,7 +243,8 @@ def build_wheel(out_dir: Path, root: Path = REPO_ROOT) -> Path:
         shutil.copytree(root / "helpers", src / "helpers",
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*", "*.lock"))
         (src / "pyproject.toml").write_text(_wheel_pyproject(version, runtime_dependencies(root),
-                                                             project.get("requires-python", ">=3.11")))
+                                                             project.get("requires-python", ">=3.11"),
+                                                             student_extras(root)))
         (src / "README.md").write_text(
             "# course-kit-helpers\n\nThe `helpers` package imported by the course notebooks. Install it from the "
             "course's release (the first cell of every notebook does that on Colab).\n")
@@ -313,14 +383,14 @@ def wheel_problems(wheel: Path) -> list[str]:
 
 STUDENT_README = """# {title}
 
-Four Jupyter assignments. Each notebook installs what it needs in its first cell.
+Four Jupyter assignments. Each notebook installs or checks what it needs in its first cell.
 
 | notebook | what you build | runs on |
 | --- | --- | --- |
 | `maxent_irl` | Maximum Entropy IRL on a gridworld | any CPU |
-| `grpo_format` | GRPO with a format reward on Qwen2.5-0.5B-Instruct (LoRA) | Colab T4 GPU (CPU: tiny practice version) |
+| `grpo_format` | GRPO with a format reward on Qwen2.5-0.5B-Instruct (LoRA) | Colab T4 GPU (CPU: tiny version) |
 | `tiny_grpo` | a tiny model learns digit sorting with GRPO | CPU |
-| `math_grpo` | GRPO on MATH with verified rewards | Colab T4 GPU (CPU: tiny practice version) |
+| `math_grpo` | GRPO on MATH with verified rewards | Colab T4 GPU (CPU: tiny version) |
 
 ## On Google Colab
 
@@ -328,7 +398,8 @@ Four Jupyter assignments. Each notebook installs what it needs in its first cell
 2. For `grpo_format` and `math_grpo`: *Runtime → Change runtime type → T4 GPU* before you start.
 3. Run the first cell. It installs the course package `{distribution}` {version} from
    `{wheel_url}`
-   and leaves Colab's own torch alone. It prints one line saying what it did.
+   (with bitsandbytes on a GPU runtime) and leaves Colab's own torch alone. It prints one line
+   saying what it did.
 4. Run the cell that mounts Google Drive. Adapters, checkpoints and your submission zip are
    saved in `My Drive/course-kit/<id>/`, so a runtime reset or disconnect loses nothing:
    training resumes from its last checkpoint when you run the cells again.
@@ -338,21 +409,40 @@ Four Jupyter assignments. Each notebook installs what it needs in its first cell
 
 ## On your own machine
 
-Python 3.11 or newer, in a virtual environment:
+No GPU needed: without one the notebooks run a *tiny* profile (a ~1 M-parameter model, seconds
+to minutes on a laptop). You need Python 3.11 or newer. In a terminal, in this folder:
 
 ```bash
-pip install torch            # the build for your machine (CPU is fine)
-pip install "{requirement}"
+python3 -m venv .venv
+source .venv/bin/activate
+pip install torch --index-url {cpu_index}
+pip install "{laptop_requirement}"
+jupyter lab
 ```
 
-Then open the notebook with Jupyter in that environment. Without a GPU the notebooks run a
-*tiny* profile (a ~1 M-parameter model, seconds to minutes on a laptop); set
-`COURSE_PROFILE=tiny` to choose it explicitly. Artifacts are written to `artifacts/` next to
-the notebook; `python -c "from helpers import submission; submission.pack('<id>')"` in the
-notebook's folder makes the zip.
+On Windows run `py -3 -m venv .venv` and `.venv\\Scripts\\activate` instead of the first two lines.
 
-`tiny_grpo` is graded on its Markdown export, which must stay under 40,000 characters:
-`submission.check()` (last cell) tells you where you stand.
+- The first `pip install` gets the CPU build of torch (a few hundred MB; a plain
+  `pip install torch` on Linux downloads the CUDA build, several GB a laptop cannot use).
+- The second gets the course package with Jupyter (`[jupyter]`), so the notebooks' `python3`
+  kernel is this environment's Python.
+- `jupyter lab` opens in your browser: open `notebooks/<id>/<id>.ipynb` and run the cells from
+  the top. The first cell should print `course kit: course-kit-helpers {version} is installed`.
+- Linux with an NVIDIA GPU and its driver: `pip install torch` (the CUDA build) as the first
+  install and `{distribution}[gpu,jupyter]` as the second (the `gpu` extra adds bitsandbytes
+  for the 4-bit models).
+
+Set `COURSE_PROFILE=tiny` to choose the tiny profile explicitly. Artifacts are written to
+`artifacts/` next to the notebook; `python -c "from helpers import submission; submission.pack('<id>')"`
+in the notebook's folder makes the zip.
+
+## Before you hand in
+
+`python -m helpers.submission notebooks/<id>/<id>.ipynb` (or `submission.check()` in the last
+cell) says `ready to submit` only when every answer is filled in, the notebook has been run
+and no cell ends in an error; it names each problem by the section heading above it and the
+cell's first line. `tiny_grpo` is graded on its Markdown export, which must stay under 40,000
+characters: the same check tells you where you stand.
 """
 
 
@@ -363,22 +453,99 @@ class ReleaseReport:
     wheel: Path | None = None
     url: str = ""
     requirement: str = ""
+    changes: list[str] = field(default_factory=list)
+    """What happened to what was already in ``out`` (replaced, removed, kept)."""
 
     def lines(self) -> list[str]:
         size = self.wheel.stat().st_size / 1e6 if self.wheel else 0.0
         return [
             *(f"notebook: {path.relative_to(self.out)}" for path in self.notebooks),
             f"wheel:    {self.wheel.relative_to(self.out)} ({size:.1f} MB)",
-            f"readme:   README.md",
+            "readme:   README.md",
             f"install:  {self.requirement}",
+            *self.changes,
             f"publish {self.out} at {self.url} (the install cells fetch dist/ from there)",
         ]
 
 
+MARKER = ".course-kit-release.json"
+"""Written into ``--out``: the files the release wrote (with their sha256), so the next release
+replaces those and nothing else."""
+
+
+def _digest(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _previous_files(out: Path) -> dict[str, str]:
+    try:
+        data = json.loads((out / MARKER).read_text(encoding="utf-8"))
+        files = data.get("files", {})
+        return {str(k): str(v) for k, v in files.items()} if isinstance(files, dict) else {}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def plan_out(out: Path, staged: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """(files of the previous release, lines) for writing ``staged`` (relative path -> sha256)
+    into ``out``; ReleaseError, before anything is written, when ``out`` holds a file the release
+    would overwrite that no release wrote."""
+    if out.exists() and not out.is_dir():
+        raise ReleaseError(f"--out {out} is a file: give a folder (an empty one, a fresh clone of the release "
+                           "repository, or one an earlier release wrote)")
+    previous = _previous_files(out) if out.is_dir() else {}
+    foreign = [rel for rel in staged if (out / rel).exists() and rel not in previous]
+    if foreign:
+        raise ReleaseError(f"--out {out} holds {', '.join(sorted(foreign)[:5])}, which the release would replace but "
+                           f"did not write: nothing was written. Move {'it' if len(foreign) == 1 else 'them'} away "
+                           "(the release keeps .git and every other file), or choose another --out")
+    lines = []
+    if out.is_dir():
+        kept = sorted(p.name for p in out.iterdir() if p.name != MARKER and not any(
+            rel == p.name or rel.startswith(f"{p.name}/") for rel in [*staged, *previous]))
+        if kept:
+            more = " ..." if len(kept) > 8 else ""
+            lines.append(f"kept:     {', '.join(kept[:8])}{more} (not written by the release)")
+        replaced = [rel for rel in staged if rel in previous and (out / rel).exists()]
+        edited = [rel for rel in replaced if _digest(out / rel) != previous[rel]]
+        if replaced:
+            lines.append(f"replaced: {len(replaced)} file(s) of the previous release"
+                         + (f", {', '.join(edited)} edited since then" if edited else ""))
+        stale = sorted(rel for rel in previous if rel not in staged and (out / rel).is_file())
+        if stale:
+            lines.append(f"removed:  {', '.join(stale)} (written by the previous release, not part of this one)")
+    return previous, lines
+
+
+def write_out(staging: Path, out: Path) -> list[str]:
+    """Copy the staged release into ``out``, replacing only the files a release wrote there;
+    returns lines saying what was replaced, removed and kept."""
+    staged = {p.relative_to(staging).as_posix(): _digest(p) for p in sorted(staging.rglob("*")) if p.is_file()}
+    previous, lines = plan_out(out, staged)
+    out.mkdir(parents=True, exist_ok=True)
+    for rel in staged:
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(staging / rel, out / rel)
+    for rel in previous:
+        if rel not in staged and (out / rel).is_file():
+            (out / rel).unlink()
+            parent = (out / rel).parent
+            while parent != out and parent.is_dir() and not any(parent.iterdir()):
+                parent.rmdir()
+                parent = parent.parent
+    (out / MARKER).write_text(json.dumps({"written_by": "python -m autograder release", "files": staged}, indent=1)
+                              + "\n", encoding="utf-8")
+    return lines
+
+
 def release(assignments: list[Assignment], out: Path, root: Path = REPO_ROOT, url: str | None = None,
             title: str = "Reward learning and RL for LLMs: assignments") -> ReleaseReport:
-    """Build the student release into ``out`` (replaced if it exists); ReleaseError when an
-    answer or a hidden test would leave the kit, or the wheel holds more than ``helpers``."""
+    """Build the student release into ``out``: only files an earlier release wrote there are
+    replaced (a git clone's ``.git`` and anything else stay); ReleaseError, with nothing written,
+    when an answer or a hidden test would leave the kit, the wheel holds more than ``helpers``,
+    the install URL is a placeholder, or ``out`` holds a file the release did not write."""
     from autograder.authoring.course import new_course
 
     root, out = Path(root), Path(out)
@@ -388,6 +555,7 @@ def release(assignments: list[Assignment], out: Path, root: Path = REPO_ROOT, ur
         raise ReleaseError(f"no assignments under {root / 'solutions'}")
     if out.resolve() in (root.resolve(), *root.resolve().parents) or root.resolve() in out.resolve().parents:
         raise ReleaseError(f"--out {out} must be a folder outside the kit repository {root}")
+    plan_out(out, {})  # a file given as --out stops here, before the minutes of building
     with tempfile.TemporaryDirectory(prefix="release-") as scratch:
         staging = Path(scratch) / "release"
         course = new_course(assignments, where=Path(scratch), install_url=url)
@@ -400,15 +568,12 @@ def release(assignments: list[Assignment], out: Path, root: Path = REPO_ROOT, ur
         wheel = build_wheel(staging / "dist", REPO_ROOT)
         report.wheel = out / "dist" / wheel.name
         (staging / "README.md").write_text(STUDENT_README.format(
-            title=title, distribution=DISTRIBUTION, version=version, requirement=report.requirement,
-            wheel_url=f"{url}/dist/{wheel.name}"))
+            title=title, distribution=DISTRIBUTION, version=version, cpu_index=CPU_TORCH_INDEX,
+            laptop_requirement=install_requirement(url, version, ("jupyter",)), wheel_url=f"{url}/dist/{wheel.name}"))
         problems = wheel_problems(wheel) + find_leaks(staging, protected_lines(root / "solutions"))
         if problems:
             shown = "\n  ".join(problems[:20])
             raise ReleaseError(f"the release would give away {len(problems)} protected item(s); nothing was "
                                f"written to {out}:\n  {shown}")
-        if out.exists():
-            shutil.rmtree(out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(staging, out)
+        report.changes = write_out(staging, out)
     return report

@@ -5,11 +5,16 @@ Everything here turns an odd upload into a feedback line rather than a zero:
 - only regular files and folders are copied (symbolic links, FIFOs, sockets and device files are
   skipped with a note; a FIFO would otherwise block the copy forever);
 - ZIP archives in the submission (the ``helpers.submission.pack`` zip, an ``artifacts.zip``) are
-  extracted with limits on size, file count and nesting (a zip bomb is refused, not expanded);
+  extracted by :mod:`autograder.intake.archives` with limits on size, file count, nesting and
+  expansion ratio across nesting (a zip bomb is refused, not expanded), member by member and the
+  notebook first: refused artifacts cost the checks that need them, never the notebook;
+- what ``collect`` said about the upload (which file it graded, which it set aside) is added
+  to the feedback;
 - a notebook wrapped in one or more folders, or under another name, is found and graded;
 - a declared artifact folder one level deeper (``<id>/artifacts/...``, ``artifacts/artifacts/...``)
   is moved to where the notebook expects it, with a note;
-- ``.py`` files that would shadow a module are dropped;
+- ``.py`` files that would shadow a module are dropped; other ``.py`` files get a line (the
+  notebook cannot import them);
 - a ``timestamp.txt`` the student uploaded is ignored: lateness comes from the LMS's metadata
   that ``collect`` recorded (``SUBMISSIONS/_collect_report.json``), else the file's mtime.
 """
@@ -22,42 +27,38 @@ import shutil
 import stat
 import sys
 import zipfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import nbformat
 
-from autograder.manifest import Assignment
 from autograder.grading.outcome import SubmissionLayoutError
+from autograder.intake.archives import (  # noqa: F401  (Budget and the limits are imported from here too)
+    JUNK,
+    MAX_BYTES,
+    MAX_FILES,
+    MAX_RATIO,
+    MAX_ZIP_DEPTH,
+    Budget,
+    extract_archives,
+)
+from autograder.intake.names import Namer
+from autograder.manifest import Assignment
 
-JUNK = {"__MACOSX", ".DS_Store", "Thumbs.db", "desktop.ini", ".ipynb_checkpoints", "__pycache__"}
-MAX_FILES = 5000
-MAX_BYTES = 1024 * 2**20
-MAX_ZIP_DEPTH = 2
-MAX_RATIO = 200  # uncompressed / compressed, per member larger than 1 MiB
 REPORT_NAME = "_collect_report.json"
-
-
-class Budget:
-    """Bytes and files still allowed in one submission (archives included)."""
-
-    def __init__(self, max_bytes: int = MAX_BYTES, max_files: int = MAX_FILES):
-        self.bytes, self.files = max_bytes, max_files
-        self.limit_mb = max_bytes // 2**20
-
-    def take(self, size: int) -> bool:
-        if size > self.bytes or self.files <= 0:
-            return False
-        self.bytes -= size
-        self.files -= 1
-        return True
 
 
 def discover(submissions: Path, assignment_ids: list[str]) -> list[tuple[str, str, Path]]:
     """(student, assignment, folder) for every submission; a clear error for a wrong layout."""
     submissions = Path(submissions)
+    if submissions.is_file():
+        kind = "a ZIP file (an LMS download?)" if zipfile.is_zipfile(submissions) else "a file, not a folder"
+        raise SubmissionLayoutError(
+            f"{submissions} is {kind}: run `python -m autograder collect {submissions} --assignment ID --out "
+            "SUBMISSIONS` first, then `python -m autograder autograde SUBMISSIONS ...`")
     if not submissions.is_dir():
-        raise SubmissionLayoutError(f"submissions folder {submissions} does not exist")
+        raise SubmissionLayoutError(f"submissions folder {submissions} does not exist: give the folder that "
+                                    "`python -m autograder collect` wrote (<student>/<assignment_id>/...)")
     loose = sorted(p.name for p in submissions.iterdir() if p.is_file() and p.suffix == ".ipynb")
     if loose:
         raise SubmissionLayoutError(
@@ -79,6 +80,19 @@ def discover(submissions: Path, assignment_ids: list[str]) -> list[tuple[str, st
     return found
 
 
+def collect_notes(folder: Path) -> list[str]:
+    """What ``collect`` said about this submission (``SUBMISSIONS/<student>/<assignment>``):
+    which upload it graded and which it set aside, what it refused and renamed. These lines go
+    into the student's feedback."""
+    folder = Path(folder)
+    try:
+        data = json.loads((folder.parent.parent / REPORT_NAME).read_text())
+        notes = data.get("intake_notes", {}).get(folder.parent.name, {}).get(folder.name, [])
+    except (OSError, ValueError, AttributeError):
+        return []
+    return [str(line) for line in notes] if isinstance(notes, list) else []
+
+
 def lms_metadata(submissions: Path) -> dict:
     """student folder -> what ``collect`` recorded (name, LMS user id, lateness and its source)."""
     report = Path(submissions) / REPORT_NAME
@@ -97,96 +111,40 @@ def _kind(mode: int) -> str:
     return "a special file"
 
 
-def safe_copy(source: Path, target: Path, notes: list[str], budget: Budget, prefix: str = "") -> None:
-    """Copy regular files and folders only; say what was skipped and why."""
+def safe_copy(source: Path, target: Path, notes: list[str], budget: Budget, prefix: str = "",
+              portable: bool = False) -> None:
+    """Copy regular files and folders only; say what was skipped and why. Notebooks are copied
+    first, so one is never left out because what came with it used up the budget. ``portable``:
+    names every system can hold (see :mod:`autograder.intake.names`), with a note per rename."""
+    _copy_tree(source, target, notes, budget, prefix, portable, notebooks=True)
+    _copy_tree(source, target, notes, budget, prefix, portable, notebooks=False)
+
+
+def _copy_tree(source: Path, target: Path, notes: list[str], budget: Budget, prefix: str, portable: bool,
+               notebooks: bool) -> None:
     target.mkdir(parents=True, exist_ok=True)
-    for entry in sorted(os.scandir(source), key=lambda e: e.name):
+    entries = [e for e in sorted(os.scandir(source), key=lambda e: e.name)
+               if e.name not in JUNK and not e.name.startswith("._")]
+    namer = Namer()
+    for entry in entries:
         name = f"{prefix}{entry.name}"
-        if entry.name in JUNK or entry.name.startswith("._"):
-            continue
+        final = namer.claim(entry.name) if portable else entry.name
+        if final != entry.name and not notebooks:
+            notes.append(f"saved {name} as {prefix}{final} (a name that not every system can hold)")
         mode = entry.stat(follow_symlinks=False).st_mode
         if stat.S_ISDIR(mode):
-            safe_copy(Path(entry.path), target / entry.name, notes, budget, f"{name}/")
+            _copy_tree(Path(entry.path), target / final, notes, budget, f"{name}/", portable, notebooks)
         elif stat.S_ISREG(mode):
-            if not budget.take(entry.stat(follow_symlinks=False).st_size):
-                notes.append(f"skipped {name}: the submission is over {budget.limit_mb} MiB or {MAX_FILES} files")
+            if entry.name.lower().endswith(".ipynb") != notebooks:
                 continue
-            shutil.copyfile(entry.path, target / entry.name, follow_symlinks=False)
-        else:
+            size = entry.stat(follow_symlinks=False).st_size
+            if not budget.take(size, force=entry.name.lower().endswith(".zip")):  # its members are measured
+                notes.append(f"skipped {name} ({size / 2**20:.1f} MiB): the submission is over {budget.limit_mb} MiB "
+                             f"or {budget.limit_files} files")
+                continue
+            shutil.copyfile(entry.path, target / final, follow_symlinks=False)
+        elif not notebooks:
             notes.append(f"skipped {name}: it is {_kind(mode)}, not a regular file")
-
-
-def extract_zip(archive: Path, target: Path, notes: list[str], budget: Budget, label: str) -> bool:
-    """Extract ``archive`` into ``target`` within ``budget``; False (and a note) when refused."""
-    try:
-        with zipfile.ZipFile(archive) as handle:
-            members = handle.infolist()
-            declared = sum(m.file_size for m in members)
-            if declared > budget.bytes or len(members) > budget.files:
-                notes.append(f"{label} expands to {declared / 2**20:.0f} MiB in {len(members)} files, over the "
-                             f"{budget.limit_mb} MiB / {MAX_FILES} files limit: not extracted")
-                return False
-            for member in members:
-                if member.file_size > 2**20 and member.file_size > MAX_RATIO * max(member.compress_size, 1):
-                    notes.append(f"{label} looks like a zip bomb ({member.filename} is compressed "
-                                 f"{member.file_size // max(member.compress_size, 1)}:1): not extracted")
-                    return False
-            root = target.resolve()
-            for member in members:
-                parts = Path(member.filename.replace("\\", "/")).parts
-                if member.filename.startswith("/") or ".." in parts or any(p in JUNK for p in parts):
-                    continue
-                if stat.S_ISLNK(member.external_attr >> 16):
-                    notes.append(f"skipped {member.filename} in {label}: a symbolic link")
-                    continue
-                destination = (target / member.filename).resolve()
-                if root != destination and root not in destination.parents:
-                    continue
-                if member.is_dir():
-                    destination.mkdir(parents=True, exist_ok=True)
-                    continue
-                destination.parent.mkdir(parents=True, exist_ok=True)
-                written = 0
-                with handle.open(member) as src, open(destination, "wb") as dst:
-                    while True:
-                        chunk = src.read(1 << 20)
-                        if not chunk:
-                            break
-                        written += len(chunk)
-                        if written > budget.bytes:  # the header lied about the size
-                            break
-                        dst.write(chunk)
-                if not budget.take(written) or written > member.file_size:
-                    destination.unlink(missing_ok=True)
-                    notes.append(f"{label} holds more than it declares: extraction stopped at {member.filename}")
-                    return False
-        return True
-    except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError, ValueError) as error:
-        notes.append(f"{label} is not a readable ZIP file ({type(error).__name__}): left as is")
-        return False
-
-
-def extract_archives(folder: Path, notes: list[str], budget: Budget, depth: int = 0) -> None:
-    """Extract every ZIP under ``folder`` in place (archives inside archives up to MAX_ZIP_DEPTH)."""
-    for archive in sorted(p for p in folder.rglob("*") if p.suffix.lower() == ".zip" and p.is_file()):
-        label = str(archive.relative_to(folder))
-        budget.bytes += archive.stat().st_size  # replaced by its contents
-        if depth >= MAX_ZIP_DEPTH:
-            notes.append(f"{label}: archives nested more than {MAX_ZIP_DEPTH} deep are not extracted")
-            continue
-        inner = archive.parent / f".unzip-{archive.stem}"
-        if extract_zip(archive, inner, notes, budget, label):
-            archive.unlink()
-            extract_archives(inner, notes, budget, depth + 1)
-            for entry in list(inner.iterdir()):
-                final = archive.parent / entry.name
-                if final.exists():
-                    final = archive.parent / f"{archive.stem}-{entry.name}"
-                entry.rename(final)
-            inner.rmdir()
-            notes.append(f"extracted {label}")
-        else:
-            shutil.rmtree(inner, ignore_errors=True)
 
 
 def _notebooks(folder: Path) -> list[Path]:
@@ -233,7 +191,7 @@ def shadowing(destination: Path) -> list[str]:
 def place_submission(folder: Path, assignment: Assignment, destination: Path,
                      budget: Budget | None = None) -> tuple[Path | None, str | None, list[str]]:
     """Copy the submission into ``destination``; returns (notebook path or None, reason unusable, notes)."""
-    notes: list[str] = []
+    notes: list[str] = collect_notes(folder)
     budget = budget or Budget()
     staging = destination.parent / f".{destination.name}.incoming"
     shutil.rmtree(staging, ignore_errors=True)
@@ -273,6 +231,8 @@ def place_submission(folder: Path, assignment: Assignment, destination: Path,
     relocate_artifacts(destination, [destination, staging], assignment, notes)
     shutil.rmtree(staging, ignore_errors=True)
     notes += shadowing(destination)
+    notes += [f"{p.relative_to(destination)}: a .py file is not used in grading (the notebook cannot import it); "
+              "the notebook must hold all its code" for p in sorted(destination.rglob("*.py"))]
     expected = destination / expected_name
     notes += _fill_missing_fields(expected)
     try:
@@ -315,7 +275,8 @@ def _fill_missing_fields(path: Path) -> list[str]:
             if missing_top else f"the notebook had {fixed} cell(s) without metadata or outputs: filled in and graded"]
 
 
-def submission_time(folder: Path, notebook_name: str, lms: dict | None = None) -> tuple[datetime | None, bool | None, str]:
+def submission_time(folder: Path, notebook_name: str,
+                    lms: dict | None = None) -> tuple[datetime | None, bool | None, str]:
     """(when, late flag from the LMS or None, where that came from). A timestamp.txt uploaded by
     the student is never used."""
     lms = lms or {}
@@ -323,7 +284,7 @@ def submission_time(folder: Path, notebook_name: str, lms: dict | None = None) -
     if lms.get("submitted_at"):
         try:
             when = datetime.fromisoformat(str(lms["submitted_at"]).replace("Z", "+00:00"))
-            when = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+            when = when if when.tzinfo else when.replace(tzinfo=UTC)
         except ValueError:
             when = None
     late = lms.get("late") if isinstance(lms.get("late"), bool) else None
@@ -331,6 +292,6 @@ def submission_time(folder: Path, notebook_name: str, lms: dict | None = None) -
         return when, late, str(lms.get("timestamp_source") or "LMS metadata")
     notebooks = [folder / notebook_name] if (folder / notebook_name).exists() else sorted(folder.glob("*.ipynb"))
     if notebooks:
-        return (datetime.fromtimestamp(notebooks[0].stat().st_mtime, tz=timezone.utc), None,
+        return (datetime.fromtimestamp(notebooks[0].stat().st_mtime, tz=UTC), None,
                 "file modification time")
     return None, None, ""

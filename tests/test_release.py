@@ -19,6 +19,7 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 
 import helpers
+from autograder.authoring import leaks, stamping, wheel
 from autograder.authoring import release as rel
 from autograder.manifest import REPO_ROOT, load_assignments
 
@@ -40,14 +41,14 @@ def setup_source(path: Path) -> str:
 
 
 def test_committed_releases_carry_the_course_url_and_version():
-    url, version = rel.install_url(), helpers.__version__
+    url, version = stamping.install_url(), helpers.__version__
     for assignment_id in IDS:
         source = setup_source(REPO_ROOT / "notebooks" / assignment_id / f"{assignment_id}.ipynb")
         assert f'KIT_URL = "{url}"' in source and f'KIT_VERSION = "{version}"' in source
         assert "find_spec" not in source and "importlib.metadata" in source
     tracked = subprocess.run(["git", "ls-files"], cwd=REPO_ROOT, capture_output=True, text=True).stdout.split()
     holders = [name for name in tracked if (REPO_ROOT / name).is_file()
-               and name not in ("tests/test_release.py", "autograder/authoring/release.py",  # they reject it
+               and name not in ("tests/test_release.py", "autograder/authoring/stamping.py",  # they reject it
                                 "README.md", "course.toml")  # they describe what is rejected (a comment)
                and "REPLACE_ME" in (REPO_ROOT / name).read_text(errors="replace")]
     assert holders == []
@@ -55,18 +56,18 @@ def test_committed_releases_carry_the_course_url_and_version():
 
 def test_install_url_setting(tmp_path):
     (tmp_path / "course.toml").write_text('[release]\ninstall_url = "https://raw.githubusercontent.com/uni-rl/rel/main/"\n')
-    assert rel.install_url(tmp_path) == "https://raw.githubusercontent.com/uni-rl/rel/main"
-    assert rel.install_url(tmp_path, "file:///srv/rel") == "file:///srv/rel"
+    assert stamping.install_url(tmp_path) == "https://raw.githubusercontent.com/uni-rl/rel/main"
+    assert stamping.install_url(tmp_path, "file:///srv/rel") == "file:///srv/rel"
     for bad in ('[release]\ninstall_url = "https://github.com/REPLACE_ME/x"\n', '[release]\n', "not toml ["):
         (tmp_path / "course.toml").write_text(bad)
-        with pytest.raises(rel.ReleaseError) as error:
-            rel.install_url(tmp_path)
+        with pytest.raises(stamping.ReleaseError) as error:
+            stamping.install_url(tmp_path)
         assert "\n" not in str(error.value) and "course.toml" in str(error.value)
-    assert rel.install_requirement("https://h/r", "1.2.3") == \
+    assert stamping.install_requirement("https://h/r", "1.2.3") == \
         "course-kit-helpers @ https://h/r/dist/course_kit_helpers-1.2.3-py3-none-any.whl"
-    assert rel.install_requirement("https://h/r", "1.2.3", ("jupyter",)) == \
+    assert stamping.install_requirement("https://h/r", "1.2.3", ("jupyter",)) == \
         "course-kit-helpers[jupyter] @ https://h/r/dist/course_kit_helpers-1.2.3-py3-none-any.whl"
-    stamped = rel.stamp_source('x = 1\nKIT_VERSION = "0"\nKIT_URL = "old"\n', "https://new", "9.9")
+    stamped = stamping.stamp_source('x = 1\nKIT_VERSION = "0"\nKIT_URL = "old"\n', "https://new", "9.9")
     assert stamped == 'x = 1\nKIT_VERSION = "9.9"\nKIT_URL = "https://new"\n'
 
 
@@ -77,20 +78,20 @@ def test_install_url_setting(tmp_path):
 ])
 def test_a_placeholder_url_stops_the_release_with_one_line(tmp_path, url):
     (tmp_path / "course.toml").write_text(f'[release]\ninstall_url = "{url}"\n')
-    with pytest.raises(rel.ReleaseError) as error:
+    with pytest.raises(stamping.ReleaseError) as error:
         rel.release(load_assignments(REPO_ROOT, ["maxent_irl"]), tmp_path / "out", root=tmp_path)
     message = str(error.value)
     assert "\n" not in message and "placeholder" in message and "course.toml" in message and "--install-url" in message
     assert not (tmp_path / "out").exists()
-    assert rel.install_url(tmp_path, allow_placeholder=True) == url.rstrip("/")  # generate and grading go on
+    assert stamping.install_url(tmp_path, allow_placeholder=True) == url.rstrip("/")  # generate and grading go on
 
 
 def test_the_default_url_and_the_readme_are_consistent():
-    url = rel.install_url()  # course.toml as committed: the project's own published release
-    assert rel.placeholder(url) == "" and url.startswith("https://raw.githubusercontent.com/")
+    url = stamping.install_url()  # course.toml as committed: the project's own published release
+    assert stamping.placeholder(url) == "" and url.startswith("https://raw.githubusercontent.com/")
     readme = (REPO_ROOT / "README.md").read_text()
     example = re.search(r"e\.g\.\s+`(https://raw\.githubusercontent\.com/[^`]+)`", readme).group(1)
-    assert rel.placeholder(example), f"the README's example {example} would pass as a real URL"
+    assert stamping.placeholder(example), f"the README's example {example} would pass as a real URL"
     for word in ("placeholder", "install_url", "course.toml"):
         assert word in readme
 
@@ -99,7 +100,7 @@ def test_release_notebooks_carry_kernelspec_and_language_info():
     for assignment_id in IDS:
         path = REPO_ROOT / "notebooks" / assignment_id / f"{assignment_id}.ipynb"
         metadata = nbformat.read(path, as_version=4).metadata
-        assert metadata["kernelspec"] == rel.KERNELSPEC and metadata["language_info"] == rel.LANGUAGE_INFO
+        assert metadata["kernelspec"] == stamping.KERNELSPEC and metadata["language_info"] == stamping.LANGUAGE_INFO
         assert metadata["language_info"]["file_extension"] == ".py"
 
 
@@ -146,7 +147,7 @@ def test_declared_floors_are_met_by_our_pins_and_by_colab():
     assert {"nbgrader", "nbclient", "nbconvert", "jupyterlab", "ray", "psutil"} <= {
         Requirement(d).name.lower() for d in extras["grader"]}
     assert [Requirement(d).name for d in extras["dev"]] == ["pytest", "ruff"]
-    assert set(rel.student_extras()) == {"gpu", "jupyter"}
+    assert set(wheel.student_extras()) == {"gpu", "jupyter"}
 
 
 # --------------------------------------------------------------------------------------
@@ -155,7 +156,7 @@ def test_declared_floors_are_met_by_our_pins_and_by_colab():
 
 
 def test_leak_check_finds_a_planted_line(tmp_path):
-    lines = rel.protected_lines(REPO_ROOT / "solutions")
+    lines = leaks.protected_lines(REPO_ROOT / "solutions")
     assert len(lines) > 500
     hidden = next(line for line, origin in lines.items() if "hidden test" in origin)
     answer = next(line for line, origin in lines.items() if "(solution)" in origin)
@@ -164,10 +165,10 @@ def test_leak_check_finds_a_planted_line(tmp_path):
         archive.writestr("helpers/extra.py", f"def f():\n    {answer}\n")
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(f"{answer}\nprint(1)")])
     nbformat.write(notebook, tmp_path / "nb.ipynb")  # stored as JSON: found through its cells
-    leaks = rel.find_leaks(tmp_path, lines)
-    assert any(leak.startswith("notes.md: ") and leak.endswith(hidden) for leak in leaks)
-    assert any(leak.startswith("pkg.whl!helpers/extra.py: ") for leak in leaks)
-    assert any(leak.startswith("nb.ipynb: ") for leak in leaks)
+    found = leaks.find_leaks(tmp_path, lines)
+    assert any(leak.startswith("notes.md: ") and leak.endswith(hidden) for leak in found)
+    assert any(leak.startswith("pkg.whl!helpers/extra.py: ") for leak in found)
+    assert any(leak.startswith("nb.ipynb: ") for leak in found)
 
 
 def test_release_refuses_when_the_wheel_would_hold_an_answer(tmp_path):
@@ -180,7 +181,7 @@ def test_release_refuses_when_the_wheel_would_hold_an_answer(tmp_path):
     cell = next(c for c in notebook.cells if "### BEGIN SOLUTION" in c.source)
     cell.source = cell.source.replace("### BEGIN SOLUTION", f"### BEGIN SOLUTION\n    {line}", 1)
     nbformat.write(notebook, source)
-    with pytest.raises(rel.ReleaseError) as error:
+    with pytest.raises(stamping.ReleaseError) as error:
         rel.release(load_assignments(root), tmp_path / "out", root=root, url="https://courses.test/rel")
     assert "helpers/math_tasks.py" in str(error.value) and line in str(error.value)
     assert not (tmp_path / "out").exists()
@@ -194,11 +195,11 @@ def test_student_readme_gives_a_laptop_everything_and_nothing_gpu_only():
     spec.loader.exec_module(laptop_like)
     url = "https://raw.githubusercontent.com/uni-rl/rel/main"
     readme = rel.STUDENT_README.format(
-        title="T", distribution=rel.DISTRIBUTION, version="9.9", cpu_index=rel.CPU_TORCH_INDEX,
-        laptop_requirement=rel.install_requirement(url, "9.9", ("jupyter",)), wheel_url="W")
+        title="T", distribution=stamping.DISTRIBUTION, version="9.9", cpu_index=stamping.CPU_TORCH_INDEX,
+        laptop_requirement=stamping.install_requirement(url, "9.9", ("jupyter",)), wheel_url="W")
     commands = laptop_like.readme_commands(readme)
     wheel = f"{url}/dist/course_kit_helpers-9.9-py3-none-any.whl"
-    assert commands == [f"pip install torch --index-url {rel.CPU_TORCH_INDEX}",
+    assert commands == [f"pip install torch --index-url {stamping.CPU_TORCH_INDEX}",
                         f'pip install "course-kit-helpers[jupyter] @ {wheel}"']
     assert "jupyter lab" in readme and "python3 -m venv .venv" in readme and "gpu" not in commands[1]
     argv = laptop_like.as_run(commands[0], Path("/venv/bin/python"), Path("/wheels/torch-2.13.0+cpu.whl"))
@@ -251,13 +252,13 @@ def test_release_refuses_to_overwrite_a_file_it_did_not_write(tmp_path):
     out.mkdir()
     (out / "README.md").write_text("the instructor's own README")
     staged = _staged(tmp_path / "staged", {"README.md": "student README", "dist/kit.whl": "w"})
-    with pytest.raises(rel.ReleaseError) as error:
+    with pytest.raises(stamping.ReleaseError) as error:
         rel.write_out(staged, out)
     assert "README.md" in str(error.value) and "nothing was written" in str(error.value)
     assert sorted(p.name for p in out.iterdir()) == ["README.md"]
     assert (out / "README.md").read_text() == "the instructor's own README"
     (tmp_path / "afile").write_text("x")
-    with pytest.raises(rel.ReleaseError, match="is a file"):
+    with pytest.raises(stamping.ReleaseError, match="is a file"):
         rel.write_out(staged, tmp_path / "afile")
 
 
@@ -279,14 +280,14 @@ def release_dir(tmp_path_factory) -> Path:
 @pytest.mark.slow
 def test_release_layout_and_nothing_protected_inside(release_dir):
     files = sorted(str(p.relative_to(release_dir)) for p in release_dir.rglob("*") if p.is_file())
-    wheel = release_dir / "dist" / rel.wheel_name(helpers.__version__)
+    wheel = release_dir / "dist" / stamping.wheel_name(helpers.__version__)
     assert files == [rel.MARKER, "README.md", f"dist/{wheel.name}",
                      *(f"notebooks/{i}/{i}.ipynb" for i in sorted(IDS))]
     for assignment_id in IDS:
         source = setup_source(release_dir / "notebooks" / assignment_id / f"{assignment_id}.ipynb")
         assert f'KIT_URL = "file://{release_dir}"' in source
-    assert rel.find_leaks(release_dir, rel.protected_lines(REPO_ROOT / "solutions")) == []
-    assert rel.wheel_problems(wheel) == []
+    assert leaks.find_leaks(release_dir, leaks.protected_lines(REPO_ROOT / "solutions")) == []
+    assert wheel.wheel_problems(wheel) == []
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         metadata = archive.read(f"course_kit_helpers-{helpers.__version__}.dist-info/METADATA").decode()
@@ -307,7 +308,7 @@ def test_release_layout_and_nothing_protected_inside(release_dir):
     assert "Name: course-kit-helpers" in metadata
     readme = (release_dir / "README.md").read_text()
     assert f"file://{release_dir}/dist/{wheel.name}" in readme and "REPLACE_ME" not in readme
-    assert f"pip install torch --index-url {rel.CPU_TORCH_INDEX}" in readme
+    assert f"pip install torch --index-url {stamping.CPU_TORCH_INDEX}" in readme
     assert f'pip install "course-kit-helpers[jupyter] @ file://{release_dir}/dist/{wheel.name}"' in readme
 
 
@@ -348,7 +349,7 @@ def test_wheel_installs_through_the_install_cell_and_works(release_dir, tmp_path
     # not on Colab, kit missing: one line saying what to run, nothing installed
     local = _run_cell(python, cell, work)
     assert local.returncode == 0, local.stderr
-    requirement = rel.install_requirement(f"file://{release_dir}", helpers.__version__)
+    requirement = stamping.install_requirement(f"file://{release_dir}", helpers.__version__)
     assert local.stdout.splitlines() == [
         f"course kit: this notebook needs course-kit-helpers {helpers.__version__} and it is not installed in "
         f"{python}: run  pip install \"{requirement}\"  in that environment (the README says how, with a CPU "

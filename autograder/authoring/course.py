@@ -12,6 +12,7 @@ from pathlib import Path
 import nbformat
 from nbgrader.utils import is_solution
 
+from autograder.authoring.stamping import stamp_course_sources
 from autograder.manifest import Assignment, Patch
 from autograder.nbconfig import write_course_config, write_kernelspec
 
@@ -26,7 +27,6 @@ def new_course(assignments: list[Assignment], where: Path | None = None, timeout
 
     Each notebook's install cell is stamped with the course's install URL (``course.toml``, or
     ``install_url``) and the kit's version first, so releases and grading agree on it."""
-    from autograder.authoring.release import stamp_course_sources
 
     course = Path(tempfile.mkdtemp(prefix="course-", dir=where))
     write_course_config(course, timeout)

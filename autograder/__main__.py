@@ -174,13 +174,7 @@ def cmd_demo(args) -> int:
     return 1 if surprises and args.strict else 0
 
 
-def main(argv=None) -> int:
-    _offline_defaults()
-    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
-    parser.add_argument("--course-root", default=str(REPO_ROOT),
-                        help="folder holding solutions/ and notebooks/ (default: this repository)")
-    sub = parser.add_subparsers(dest="command", required=True)
-
+def _authoring_commands(sub) -> None:
     p = sub.add_parser("generate", help="regenerate notebooks/ (student releases) from solutions/")
     p.add_argument("ids", nargs="*", help="assignment ids (default: all)")
     p.add_argument("--check", action="store_true", help="exit 1 naming each release that is out of date")
@@ -188,11 +182,14 @@ def main(argv=None) -> int:
 
     p = sub.add_parser("release", help="what students get: release notebooks, a wheel of helpers, a README")
     p.add_argument("ids", nargs="*", help="assignment ids (default: all)")
-    p.add_argument("--out", required=True, help="folder to write (replaced); publish it at the install URL")
+    p.add_argument("--out", required=True, help="folder to write (only files an earlier release wrote there are "
+                   "replaced); publish it at the install URL")
     p.add_argument("--install-url", help="URL the release is published at, for this build only "
                    "(default: [release] install_url in course.toml)")
     p.set_defaults(func=cmd_release)
 
+
+def _grading_commands(sub) -> None:
     p = sub.add_parser("autograde", help="grade SUBMISSIONS/<student>/<assignment>/ into OUT")
     p.add_argument("submissions")
     p.add_argument("--out", required=True)
@@ -215,6 +212,8 @@ def main(argv=None) -> int:
                         "cannot), off (in-kernel guards only)")
     p.set_defaults(func=cmd_autograde)
 
+
+def _report_commands(sub) -> None:
     p = sub.add_parser("grades", help="after grading written answers in formgrader: grades.csv, lms_grades.csv "
                        "and feedback pages with the written scores, comments and late penalties; lists what is "
                        "still to grade")
@@ -229,6 +228,8 @@ def main(argv=None) -> int:
     p.add_argument("--ip", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     p.set_defaults(func=cmd_formgrader)
 
+
+def _intake_and_demo_commands(sub) -> None:
     p = sub.add_parser("collect", help="sort an LMS download (Canvas, Moodle, Gradescope, plain) into "
                        "<student>/<assignment>/")
     p.add_argument("download", help="the ZIP file (or extracted folder) from the LMS")
@@ -254,6 +255,15 @@ def main(argv=None) -> int:
                         "executed reference (COURSE_KIT_DEMO_OUTPUT=OUT)")
     p.set_defaults(func=cmd_demo)
 
+
+def main(argv=None) -> int:
+    _offline_defaults()
+    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
+    parser.add_argument("--course-root", default=str(REPO_ROOT),
+                        help="folder holding solutions/ and notebooks/ (default: this repository)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for add in (_authoring_commands, _intake_and_demo_commands, _grading_commands, _report_commands):
+        add(sub)
     args = parser.parse_args(argv)
     return args.func(args)
 

@@ -519,61 +519,74 @@ def _collect_root(root: Path, base: Path, entries: list[Path], assignment: str, 
     gradescope = _read_gradescope_metadata(metadata_file) if metadata_file.exists() else {}
     formats = set()
     for entry in sorted(entries):
-        name = entry.name
         if entry == metadata_file:
             continue
         if entry.is_symlink() or not (entry.is_dir() or entry.is_file()):
-            report.unmatched.append((name, "not a regular file or folder: skipped"))
-            continue
-        if entry.is_dir():
-            if GRADESCOPE.match(name):
-                formats.add("gradescope")
-                sid, display, created = gradescope.get(name, (name, name, None))
-                student = collector.student(("gradescope", sid), display, "gradescope", sid, preferred=sid)
-                if created:
-                    student.submitted_at = _iso(created)
-                    student.timestamp_source = "gradescope submission_metadata.yml"
-                collector.add(student, entry, ".")
-            elif MOODLE.match(name):
-                formats.add("moodle")
-                m = MOODLE.match(name)
-                student = collector.student(("moodle", m["id"]), m["name"], "moodle", m["id"],
-                                            preferred=f"{m['name']}_{m['id']}")
-                collector.add(student, entry, ".")
-            elif any(entry.rglob("*.ipynb")):
-                formats.add("folders")
-                student = collector.student(("folders", name), name, "folders")
-                collector.add(student, entry, ".")
-            else:
-                collector.unmatched(entry, root, "a folder with no notebook and no LMS naming")
-            continue
-        m = MOODLE.match(name)
-        if m and m["rest"]:
-            formats.add("moodle")
-            student = collector.student(("moodle", m["id"]), m["name"], "moodle", m["id"],
-                                        preferred=f"{m['name']}_{m['id']}")
-            collector.add(student, entry, m["rest"])
-            continue
-        m = CANVAS.match(name)
-        if m:
-            formats.add("canvas")
-            student = collector.student(("canvas", m["uid"]), m["login"], "canvas", m["uid"], preferred=m["login"])
-            if m["late"]:
-                student.late = True
-                student.timestamp_source = "canvas _late flag"
-            elif student.late is None:
-                student.late = False
-                student.timestamp_source = "canvas (no _late flag)"
-            collector.add(student, entry, m["name"], canvas=True)
-            continue
-        if entry.suffix == ".ipynb":
-            formats.add("plain")
-            student = collector.student(("plain", entry.stem), entry.stem, "plain")
-            collector.add(student, entry, f"{assignment}.ipynb")
-            continue
-        collector.unmatched(entry, root, "file name matches no LMS convention")
+            report.unmatched.append((entry.name, "not a regular file or folder: skipped"))
+        elif entry.is_dir():
+            _collect_folder(collector, entry, root, gradescope, formats)
+        else:
+            _collect_file(collector, entry, root, assignment, formats)
     report.format = "+".join(sorted(formats)) or "unknown"
     collector.finish()
+    _write_report(out, assignment, report, previous, previous_report)
+    return report
+
+
+def _collect_folder(collector, entry: Path, root: Path, gradescope: dict, formats: set) -> None:
+    """A student's folder: Gradescope's or Moodle's naming, else a plain folder holding a notebook."""
+    name = entry.name
+    if GRADESCOPE.match(name):
+        formats.add("gradescope")
+        sid, display, created = gradescope.get(name, (name, name, None))
+        student = collector.student(("gradescope", sid), display, "gradescope", sid, preferred=sid)
+        if created:
+            student.submitted_at = _iso(created)
+            student.timestamp_source = "gradescope submission_metadata.yml"
+        collector.add(student, entry, ".")
+    elif MOODLE.match(name):
+        formats.add("moodle")
+        m = MOODLE.match(name)
+        student = collector.student(("moodle", m["id"]), m["name"], "moodle", m["id"],
+                                    preferred=f"{m['name']}_{m['id']}")
+        collector.add(student, entry, ".")
+    elif any(entry.rglob("*.ipynb")):
+        formats.add("folders")
+        collector.add(collector.student(("folders", name), name, "folders"), entry, ".")
+    else:
+        collector.unmatched(entry, root, "a folder with no notebook and no LMS naming")
+
+
+def _collect_file(collector, entry: Path, root: Path, assignment: str, formats: set) -> None:
+    """One uploaded file: Moodle's or Canvas's naming, else a plain notebook named after its student."""
+    name = entry.name
+    m = MOODLE.match(name)
+    if m and m["rest"]:
+        formats.add("moodle")
+        student = collector.student(("moodle", m["id"]), m["name"], "moodle", m["id"],
+                                    preferred=f"{m['name']}_{m['id']}")
+        collector.add(student, entry, m["rest"])
+        return
+    m = CANVAS.match(name)
+    if m:
+        formats.add("canvas")
+        student = collector.student(("canvas", m["uid"]), m["login"], "canvas", m["uid"], preferred=m["login"])
+        if m["late"]:
+            student.late = True
+            student.timestamp_source = "canvas _late flag"
+        elif student.late is None:
+            student.late = False
+            student.timestamp_source = "canvas (no _late flag)"
+        collector.add(student, entry, m["name"], canvas=True)
+    elif entry.suffix == ".ipynb":
+        formats.add("plain")
+        collector.add(collector.student(("plain", entry.stem), entry.stem, "plain"), entry, f"{assignment}.ipynb")
+    else:
+        collector.unmatched(entry, root, "file name matches no LMS convention")
+
+
+def _write_report(out: Path, assignment: str, report: CollectReport, previous: dict, previous_report: dict) -> None:
+    """OUT/_collect_report.json, merged with what earlier collects (other assignments too) recorded."""
     merged = {**previous, **report.submissions}
     notes = previous_report.get("intake_notes", {}) if isinstance(previous_report.get("intake_notes"), dict) else {}
     by_assignment = previous_report.get("by_assignment", {})
@@ -586,4 +599,3 @@ def _collect_root(root: Path, base: Path, entries: list[Path], assignment: str, 
          "by_assignment": by_assignment,
          "collisions": report.collisions, "set_aside": report.set_aside, "renamed": report.renamed,
          "replaced": report.replaced, "unmatched": report.unmatched, "ignored": report.ignored}, indent=2))
-    return report

@@ -52,7 +52,8 @@ def build_samples(assignments: list[Assignment], course: Path, submissions: Path
         release_dir = course / "release" / assignment.id
         reference_dir = submissions / "reference" / assignment.id
         shutil.copytree(release_dir, reference_dir)
-        fill_release(release_dir / f"{assignment.id}.ipynb", assignment.source, reference_dir / f"{assignment.id}.ipynb")
+        fill_release(release_dir / f"{assignment.id}.ipynb", assignment.source,
+                     reference_dir / f"{assignment.id}.ipynb")
     to_run = [a for a in assignments if a.artifacts or execute_all]
     timings = {}
     with ThreadPoolExecutor(max_workers=reference_jobs()) as pool:

@@ -182,7 +182,7 @@ def _convert(hint, value, where: str):
             return tuple(_convert(args[0], v, f"{where}[{i}]") for i, v in enumerate(value))
         if len(value) != len(args):
             raise ManifestError(f"{where}: expected {len(args)} items, got {len(value)}")
-        return tuple(_convert(a, v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, value)))
+        return tuple(_convert(a, v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, value, strict=True)))
     if origin in (Mapping, dict):
         key_type, value_type = typing.get_args(hint)
         if not isinstance(value, dict):
@@ -267,7 +267,8 @@ def load_manifest(path: Path, assignment_id: str, source: Path) -> Assignment:
 def load_assignments(root: Path = REPO_ROOT, only: list[str] | None = None) -> list[Assignment]:
     """Every assignment under ``root/solutions`` (the kit's order first), or those in ``only``."""
     solutions = Path(root) / "solutions"
-    found = sorted(p.name for p in solutions.iterdir() if (p / f"{p.name}.ipynb").exists()) if solutions.exists() else []
+    found = (sorted(p.name for p in solutions.iterdir() if (p / f"{p.name}.ipynb").exists())
+             if solutions.exists() else [])
     order = {name: i for i, name in enumerate(KNOWN_ORDER)}
     found.sort(key=lambda name: (order.get(name, len(order)), name))
     if only:

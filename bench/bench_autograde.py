@@ -6,7 +6,8 @@
 The first form grades N copies of one reference with plain ``nbgrader autograde`` (no sandbox,
 no guard, no feedback pages: the cost floor) and then with ``python -m autograder autograde``
 with 1 and 2 workers, checks that every run of ours gave identical results, and prints the
-ratio of ours (1 worker) to plain nbgrader per submission and the speed-up of 2 workers. ``--each`` builds the reference of every assignment (running it where
+ratio of ours (1 worker) to plain nbgrader per submission and the speed-up of 2 workers.
+``--each`` builds the reference of every assignment (running it where
 it must produce artifacts, e.g. grpo_format's adapter), grades N copies with one worker and prints
 seconds per submission (the first one pays for starting the evaluator and loading its base
 model; the rest show the steady state) and, for grpo_format, the grader-side measurement time.

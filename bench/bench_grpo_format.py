@@ -67,7 +67,8 @@ def notebook_module(profile: str) -> types.ModuleType:
     module.__file__ = str(NOTEBOOK)
     sys.modules[MODULE_NAME] = module   # @dataclass reads sys.modules[cls.__module__]
     namespace = module.__dict__
-    namespace.update(PROFILE=profile, AUTOGRADING=False, torch=torch, grpo=grpo, lm=lm, profiles=profiles, runtime=runtime)
+    namespace.update(PROFILE=profile, AUTOGRADING=False, torch=torch, grpo=grpo, lm=lm, profiles=profiles,
+                     runtime=runtime)
     exec("import json, math, random, re, time\nfrom dataclasses import dataclass, asdict\nfrom pathlib import Path",
          namespace)
     os.environ.setdefault(runtime.ARTIFACTS_VARIABLE, tempfile.mkdtemp(prefix="bench-grpo-format-"))

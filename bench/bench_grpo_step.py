@@ -32,7 +32,8 @@ def main() -> None:
     model, tokenizer = lm.load_policy("tiny", "unused-in-tiny", lora=dict(r=8, alpha=16, dropout=0.0))
     messages = lambda q: [{"role": "system", "content": lm.THINK_ANSWER_SYSTEM_PROMPT}, {"role": "user", "content": q}]
     prompts = [
-        tokenizer.apply_chat_template(messages(f"What is {10 + i} plus {i % 9 + 1}?"), tokenize=False, add_generation_prompt=True)
+        tokenizer.apply_chat_template(messages(f"What is {10 + i} plus {i % 9 + 1}?"), tokenize=False,
+                                      add_generation_prompt=True)
         for i in range(args.prompts)
     ]
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-3)
@@ -50,7 +51,7 @@ def main() -> None:
         surrogate.backward()
         optimizer.step()
         t3 = time.perf_counter()
-        for name, seconds in zip(phases, (t1 - t0, t2 - t1, t3 - t2)):
+        for name, seconds in zip(phases, (t1 - t0, t2 - t1, t3 - t2), strict=True):
             phases[name].append(seconds)
     medians = {name: statistics.median(times[1:]) for name, times in phases.items()}
     total = sum(medians.values())
@@ -58,7 +59,8 @@ def main() -> None:
           f"{torch.get_num_threads()} threads")
     for name, seconds in medians.items():
         print(f"  {name:<10} {seconds:7.3f} s  {seconds / total:6.1%}")
-    print(f"  {'step':<10} {total:7.3f} s  ratio generation/backward = {medians['generation'] / medians['backward']:.1f}")
+    print(f"  {'step':<10} {total:7.3f} s  "
+          f"ratio generation/backward = {medians['generation'] / medians['backward']:.1f}")
 
 
 if __name__ == "__main__":

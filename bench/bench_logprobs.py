@@ -67,7 +67,8 @@ def child(args) -> None:
     seconds = time.perf_counter() - started
     peak = _peak_mb() - before
     torch.save({"scores": scores.detach(), "grad": logits.grad}, args.save)
-    print(json.dumps({"peak_mb": peak, "seconds": seconds, "logits_mb": logits.numel() * logits.element_size() / 2**20}))
+    logits_mb = logits.numel() * logits.element_size() / 2**20
+    print(json.dumps({"peak_mb": peak, "seconds": seconds, "logits_mb": logits_mb}))
 
 
 def run_variant(args, variant: str, save: Path) -> dict:

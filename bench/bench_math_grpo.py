@@ -41,7 +41,8 @@ def notebook_namespace(profile: str) -> dict:
 
     import nbformat
 
-    cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c.source for c in nbformat.read(NOTEBOOK, as_version=4).cells}
+    cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c.source
+             for c in nbformat.read(NOTEBOOK, as_version=4).cells}
     module = types.ModuleType("math_grpo_notebook")
     module.__file__ = str(NOTEBOOK)
     sys.modules[module.__name__] = module  # @dataclass looks its class's module up in sys.modules
@@ -76,7 +77,8 @@ def main(argv=None) -> int:
         torch.set_num_threads(1)  # as the notebook does
     ns = notebook_namespace(profile)
     cfg = ns["GRPOConfig"](**ns["CFG"]["train"])
-    overrides = dict(n_grpo_steps=args.steps + 1, eval_every=10**6, n_eval=1, eval_batch_size=1, track_kl=not args.no_kl)
+    overrides = dict(n_grpo_steps=args.steps + 1, eval_every=10**6, n_eval=1, eval_batch_size=1,
+                     track_kl=not args.no_kl)
     if args.rollout_batch_size:
         overrides.update(rollout_batch_size=args.rollout_batch_size, train_batch_size=args.rollout_batch_size)
     if args.max_tokens:
@@ -120,8 +122,9 @@ def main(argv=None) -> int:
     step = sum(medians.values())
     device = next(model.parameters()).device
     print(f"math_grpo step benchmark | profile={profile} device={device} | {sampler.describe()}")
-    print(f"config: {cfg.rollout_batch_size} responses per step ({cfg.rollout_batch_size // cfg.group_size} questions x "
-          f"{cfg.group_size}), max {cfg.sampling_max_tokens} new tokens, {cfg.gradient_accumulation_steps} microbatches, "
+    print(f"config: {cfg.rollout_batch_size} responses per step "
+          f"({cfg.rollout_batch_size // cfg.group_size} questions x {cfg.group_size}), "
+          f"max {cfg.sampling_max_tokens} new tokens, {cfg.gradient_accumulation_steps} microbatches, "
           f"KL pass {'on' if cfg.track_kl else 'off'}; {args.steps} timed steps after 1 warm-up")
     for name, value in medians.items():
         print(f"  {name:10s} {value:8.3f} s  ({value / step:5.1%})")

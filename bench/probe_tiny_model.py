@@ -59,15 +59,16 @@ def rates(model, tokenizer, n: int, do_sample: bool) -> dict:
     chat = grpo.sample_completions(model, tokenizer, chat_prompts(tokenizer, n), 1, 48, do_sample=do_sample)
     out["format"] = sum(TEMPLATE.fullmatch(t.strip()) is not None for t in chat.completions) / n
     records = course_math.load_math("validation", "tiny")[:n]
-    math_rollout = grpo.sample_completions(model, tokenizer, [course_math.format_r1_zero(r["problem"]) for r in records],
-                                           1, 64, do_sample=do_sample)
-    rewards = [course_math.r1_zero_reward_fn(t, r["answer"]) for t, r in zip(math_rollout.completions, records)]
+    math_prompts = [course_math.format_r1_zero(r["problem"]) for r in records]
+    math_rollout = grpo.sample_completions(model, tokenizer, math_prompts, 1, 64, do_sample=do_sample)
+    rewards = [course_math.r1_zero_reward_fn(t, r["answer"])
+               for t, r in zip(math_rollout.completions, records, strict=True)]
     out["math_format"] = sum(r["format_reward"] for r in rewards) / n
     out["math_answer"] = sum(r["answer_reward"] for r in rewards) / n
     rows = sort_prompts(n)
     sort_rollout = grpo.sample_completions(model, tokenizer, [p for p, _ in rows], 1, 16, do_sample=do_sample)
     exact = copy = 0
-    for text, (_, digits) in zip(sort_rollout.completions, rows):
+    for text, (_, digits) in zip(sort_rollout.completions, rows, strict=True):
         got = text.split()
         exact += got == [str(d) for d in sorted(digits)]
         copy += got == [str(d) for d in digits] and digits != sorted(digits)

@@ -175,7 +175,7 @@ def _generate_rollout(model, tokenizer, prompts, num_generations, max_new_tokens
     lengths = completion_mask.sum(dim=1).tolist()
     completions = [
         tokenizer.decode(row[:length], skip_special_tokens=True)
-        for row, length in zip(completion_ids.tolist(), lengths)
+        for row, length in zip(completion_ids.tolist(), lengths, strict=True)
     ]
     return Rollout(
         sequences=sequences,
@@ -425,7 +425,8 @@ class Sampler:
         if self.engine is None:
             return "sampling: eager generate on the policy"
         dtype = next(self.engine.parameters()).dtype
-        return f"sampling: {self.mode} inference copy ({str(dtype).replace('torch.', '')}, {len(self._lora)} LoRA layers merged)"
+        return (f"sampling: {self.mode} inference copy "
+                f"({str(dtype).replace('torch.', '')}, {len(self._lora)} LoRA layers merged)")
 
 
 def default_sampler_mode(device) -> str:

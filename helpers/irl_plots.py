@@ -35,7 +35,7 @@ def _heatmaps(panels: Sequence[tuple], size: int, suptitle: str | None, cbar_lab
     fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 4.2), squeeze=False)
     axes = axes[0]
     image = None
-    for ax, (title, _), grid in zip(axes, panels, grids):
+    for ax, (title, _), grid in zip(axes, panels, grids, strict=True):
         image = ax.imshow(grid, cmap="viridis", vmin=vmin, vmax=vmax)
         _annotate(ax, grid)
         ax.set_title(title)

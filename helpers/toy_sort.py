@@ -55,19 +55,20 @@ def logprobs(policy: ToyPolicy, prompts: torch.Tensor, responses: torch.Tensor) 
 
 def distance_reward(prompt: list[int], response: list[int]) -> float:
     """Positions where the response agrees with the sorted prompt."""
-    return float(sum(a == b for a, b in zip(response, sorted(prompt))))
+    return float(sum(a == b for a, b in zip(response, sorted(prompt), strict=False)))
 
 
 def inclusion_ordering_reward(prompt: list[int], response: list[int]) -> float:
     """Prompt digits present in the response, plus neighbour pairs in non-decreasing order."""
     inclusion = sum(digit in response for digit in prompt)
-    ordering = sum(a <= b for a, b in zip(response, response[1:]))
+    ordering = sum(a <= b for a, b in zip(response, response[1:], strict=False))
     return float(inclusion + ordering)
 
 
 def rewards(prompts: torch.Tensor, responses: torch.Tensor, reward_fn: Callable) -> torch.Tensor:
     """reward_fn(prompt, response) for every response: [B, G]."""
-    return torch.tensor([[reward_fn(p.tolist(), r.tolist()) for r in group] for p, group in zip(prompts, responses)],
+    return torch.tensor([[reward_fn(p.tolist(), r.tolist()) for r in group]
+                         for p, group in zip(prompts, responses, strict=True)],
                         dtype=torch.float32)
 
 

@@ -87,7 +87,8 @@ def test_autograde_scores_feedback_and_broken_files(course, tmp_path):
     for student in rows:
         page = (out / "feedback" / student / "toy_add" / "toy_add.html").read_text()
         assert "add(-5, 5)" not in page and "BEGIN HIDDEN TESTS" not in page
-    assert json.loads((out / "feedback" / "alice" / "toy_add" / "result.json").read_text())["cells"]["test_add"] == [2.0, 2.0]
+    result = json.loads((out / "feedback" / "alice" / "toy_add" / "result.json").read_text())
+    assert result["cells"]["test_add"] == [2.0, 2.0]
 
 
 def test_wrong_layout_is_one_clear_error(course, tmp_path):

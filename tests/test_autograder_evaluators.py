@@ -201,7 +201,7 @@ def test_a_base_changed_in_place_is_reloaded(tiny_model_dir):
         next(shared.model.parameters()).view(-1)[0] += 1e-3  # what an init computed from the base does
     assert shared.release() is True and shared.reloads == 1
     fresh = lm.load_model(str(tiny_model_dir))
-    assert all(torch.equal(a, b) for a, b in zip(shared.model.parameters(), fresh.parameters()))
+    assert all(torch.equal(a, b) for a, b in zip(shared.model.parameters(), fresh.parameters(), strict=True))
 
 
 @pytest.mark.slow
@@ -212,7 +212,8 @@ def test_unusable_adapters_get_a_line_not_a_crash(tiers):
     assert any("could not be measured" in line for line in missing.feedback)
     wrong = results["f_full_profile"]
     assert wrong.status == "wrong-profile" and [wrong.cells[g][0] for g in TIERS] == [0, 0, 0]
-    assert any("trained in the full profile" in line and "graded in the tiny profile" in line for line in wrong.feedback)
+    assert any("trained in the full profile" in line and "graded in the tiny profile" in line
+               for line in wrong.feedback)
     pickled = results["g_pickle_weights"]
     assert any("adapter_model.bin is not accepted" in line for line in pickled.feedback), pickled.feedback
     assert [pickled.cells[g][0] for g in TIERS] == [0, 0, 0]

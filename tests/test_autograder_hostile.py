@@ -440,8 +440,8 @@ EXPECTED = {
     "zz_blank_irl": ("maxent_irl", 0, "failed-tests", None),
 }
 CORRECT = [s for s, (_, score, status, _) in EXPECTED.items() if s.startswith("zz_ref") or s in (
-    "h_escape", "h_history", "huge_output", "unnamed", "latecomer", "bomber", "fifo_person", "packer", "h_pasted", "h_fifo",
-    "h_token")]
+    "h_escape", "h_history", "huge_output", "unnamed", "latecomer", "bomber", "fifo_person", "packer", "h_pasted",
+    "h_fifo", "h_token")]
 
 
 def _zip_bomb(path: Path, megabytes: int = 300) -> None:
@@ -499,7 +499,8 @@ def hostile(tmp_path_factory):
 
     submit("infinite_loop", "guarded", _patch("triple", TRIPLE, "while True:\n        pass"))
     submit("os_exit", "guarded", _patch("triple", TRIPLE, TRIPLE + "\nimport os\nos._exit(0)"))
-    submit("killed_kernel", "guarded", _patch("triple", TRIPLE, TRIPLE + "\nimport os, signal\nos.kill(os.getpid(), signal.SIGKILL)"))
+    submit("killed_kernel", "guarded",
+           _patch("triple", TRIPLE, TRIPLE + "\nimport os, signal\nos.kill(os.getpid(), signal.SIGKILL)"))
     submit("memory_hog", "guarded", _patch("triple", TRIPLE, "hog = np.ones(2 ** 31)  # 16 GiB\n    " + TRIPLE))
     submit("huge_output", "guarded", _patch("double", "return 2.0", "print('x' * 3_000_000)\n    return 2.0"))
     submit("patched_compare", "guarded", [
@@ -518,8 +519,10 @@ def hostile(tmp_path_factory):
     submit("h_tamper", "guarded", _patch("double", DOUBLE, SESSION_SEND))
     submit("h_repatch", "guarded", _patch("double", DOUBLE, REPATCH))
     submit("h_caller_frame", "guarded", _patch("double", DOUBLE, CALLER_FRAME) + _patch("triple", TRIPLE, CALLER_FRAME))
-    submit("h_subclass", "guarded", _patch("double", DOUBLE, SUBCLASS_DOUBLE) + _patch("triple", TRIPLE, SUBCLASS_TRIPLE))
-    submit("h_in_function", "guarded", _patch("double", DOUBLE, IN_FUNCTION) + _patch("triple", TRIPLE, IN_FUNCTION_TRIPLE))
+    submit("h_subclass", "guarded",
+           _patch("double", DOUBLE, SUBCLASS_DOUBLE) + _patch("triple", TRIPLE, SUBCLASS_TRIPLE))
+    submit("h_in_function", "guarded",
+           _patch("double", DOUBLE, IN_FUNCTION) + _patch("triple", TRIPLE, IN_FUNCTION_TRIPLE))
     submit("h_history", "guarded", _patch("triple", TRIPLE, HISTORY))
     if probe().isolated:  # never without isolation: it kills every process it can see and writes everywhere
         submit("h_escape", "guarded", _patch("double", DOUBLE, ESCAPE))
@@ -745,7 +748,7 @@ def test_nothing_written_outside_out_and_only_by_the_grader(hostile):
 def test_grades_csv_gradebook_and_lms_file(hostile):
     from nbgrader.api import Gradebook
 
-    out, results, expected = hostile["out"], hostile["results"], hostile["expected"]
+    out, results = hostile["out"], hostile["results"]
     rows = {row["student"]: row for row in csv.DictReader(open(out / "grades.csv"))}
     assert set(rows) == set(results)
     assert rows["infinite_loop"]["status"] == "timeout" and rows["infinite_loop"]["test_double"] == "2"
@@ -757,7 +760,8 @@ def test_grades_csv_gradebook_and_lms_file(hostile):
     assert graded[("zz_ref_guarded", "guarded")] == 5 and graded[("zz_ref_toy", "toy_add")] == 2
     assert graded[("h_tamper", "guarded")] == 3 and graded[("not_json", "toy_add")] == 0
     lms = {row["student"]: row for row in csv.DictReader(open(out / "lms_grades.csv"))}
-    assert (lms["latecomer"]["lms"], lms["latecomer"]["lms_user_id"], lms["latecomer"]["late"]) == ("canvas", "3302", "late")
+    latecomer = lms["latecomer"]
+    assert (latecomer["lms"], latecomer["lms_user_id"], latecomer["late"]) == ("canvas", "3302", "late")
     assert lms["unnamed"]["name"] == ".." and lms["unnamed"]["lms_user_id"] == "3301"
     export = subprocess.run([sys.executable, "-m", "nbgrader", "export"], cwd=out, capture_output=True, text=True)
     assert export.returncode == 0, export.stdout + export.stderr

@@ -93,7 +93,8 @@ def test_corrupt_or_partial_checkpoint_is_skipped_with_one_line(tmp_path, tiny_m
     state = ckpt.resume(model, optimizer, scheduler, rngs={"steps": step_rng})
     assert state.step == 2 and [row["step"] for row in state.history] == [1, 2]
     assert len(lines) == 2
-    assert lines[0].startswith(f"checkpoint: ignoring {tmp_path / 'run' / 'step-000004'} (adapter/adapter_model.safetensors is 100 bytes")
+    assert lines[0].startswith(f"checkpoint: ignoring {tmp_path / 'run' / 'step-000004'} "
+                               "(adapter/adapter_model.safetensors is 100 bytes")
     assert lines[1].endswith("(step 2)")
     # a state.json cut short is skipped too, and with nothing intact the run starts over
     (tmp_path / "run" / "step-000002" / "state.json").write_text('{"format": 1, "st')

@@ -6,7 +6,8 @@ import torch
 
 from helpers import grpo, lm
 
-SORT_PROMPTS = ["Sort the digits: 3 1 2\nSorted:", "Sort the digits: 9 8 7 6 5\nSorted:", "Sort the digits: 4 4\nSorted:"]
+SORT_PROMPTS = ["Sort the digits: 3 1 2\nSorted:", "Sort the digits: 9 8 7 6 5\nSorted:",
+                "Sort the digits: 4 4\nSorted:"]
 
 
 @pytest.fixture()

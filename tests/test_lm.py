@@ -56,7 +56,8 @@ def test_save_load_round_trip_identical_outputs(tiny_model, tiny_tokenizer, tmp_
 def test_warm_up_gives_some_format_not_all(tiny_model, tiny_tokenizer):
     """GRPO needs something to fix and something to build on: the shipped weights keep the
     template on some unseen-phrasing prompts under greedy decoding, not on all."""
-    rollout = grpo.sample_completions(tiny_model, tiny_tokenizer, chat_prompts(tiny_tokenizer, 60), 1, 48, do_sample=False)
+    rollout = grpo.sample_completions(tiny_model, tiny_tokenizer, chat_prompts(tiny_tokenizer, 60), 1, 48,
+                                      do_sample=False)
     rate = sum(bool(FORMAT.match(text.strip())) for text in rollout.completions) / 60
     assert 0.1 <= rate <= 0.6, f"greedy format rate {rate:.2f} outside the warm-up target"
 
@@ -75,9 +76,11 @@ def test_completion_mask_keeps_first_eos_and_nothing_after():
 
 def test_batched_logprobs_match_each_sequence_alone(tiny_model, tiny_tokenizer):
     torch.manual_seed(0)
-    prompts = ["Sort the digits: 3 1\nSorted:", chat_prompts(tiny_tokenizer, 1)[0], "Sort the digits: 9 8 7 6 5 4\nSorted:"]
+    prompts = ["Sort the digits: 3 1\nSorted:", chat_prompts(tiny_tokenizer, 1)[0],
+               "Sort the digits: 9 8 7 6 5 4\nSorted:"]
     rollout = grpo.sample_completions(tiny_model, tiny_tokenizer, prompts, 2, 24, temperature=0.8)
-    assert rollout.sequences.shape[0] == 6 and rollout.prompt_width == rollout.sequences.shape[1] - rollout.completion_ids.shape[1]
+    assert rollout.sequences.shape[0] == 6
+    assert rollout.prompt_width == rollout.sequences.shape[1] - rollout.completion_ids.shape[1]
     with torch.no_grad():
         batched = grpo.token_logprobs(tiny_model, rollout.sequences, rollout.attention_mask, rollout.prompt_width, 0.8)
     for row in range(6):

@@ -74,7 +74,8 @@ def notebook_cells(assignment) -> Cells:
             order.append(("test", meta["grade_id"]))
     last_test = max((i for i, (kind, _) in enumerate(order) if kind == "test"), default=-1)
     exempt = assignment.ungraded_answers
-    autograded = [gid for i, (kind, gid) in enumerate(order) if kind == "answer" and i < last_test and gid not in exempt]
+    autograded = [gid for i, (kind, gid) in enumerate(order)
+                  if kind == "answer" and i < last_test and gid not in exempt]
     return Cells(answers, tests, autograded)
 
 
@@ -138,7 +139,8 @@ def variant_problems(assignment, cells: Cells) -> list[str]:
         if variant.kind == "allowed" and short:
             problems.append(f"{label}: an allowed variant must earn full points, but expects less on {short}")
         if variant.kind == "wrong" and not short:
-            problems.append(f"{label}: a wrong variant must lose points somewhere: list the cells it fails in `expected`")
+            problems.append(f"{label}: a wrong variant must lose points somewhere: "
+                            "list the cells it fails in `expected`")
     return problems
 
 
@@ -170,7 +172,8 @@ def plan_submissions(variants: list, tests: dict[str, float]) -> list[list]:
         of_kind: list[list] = []
         for variant in (v for v in variants if v.kind == kind):
             for group in of_kind:
-                if all(not (cells_of(variant) & cells_of(other)) and not (lost_by(variant, tests) & lost_by(other, tests))
+                if all(not (cells_of(variant) & cells_of(other))
+                       and not (lost_by(variant, tests) & lost_by(other, tests))
                        for other in group):
                     group.append(variant)
                     break
@@ -285,7 +288,7 @@ def score_table(batch: Batch) -> str:
                      for v in sub.variants]
     rows = [header] + rows
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(header))]
-    lines = [" | ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines = [" | ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     lines.insert(1, "-|-".join("-" * w for w in widths))
     per = [s.result.seconds for s in batch.submissions if s.result is not None]
     counts = {}

@@ -61,7 +61,8 @@ def test_bad_assignment_id():
 
 def test_artifacts_beside_the_notebook_elsewhere(local, capsys):
     assert runtime.mount_drive() is None
-    assert capsys.readouterr().out.strip() == f"artifacts: not on Colab, so no Drive to mount; they are saved in {local / 'artifacts'}"
+    assert capsys.readouterr().out.strip() == (
+        f"artifacts: not on Colab, so no Drive to mount; they are saved in {local / 'artifacts'}")
     folder = runtime.artifacts_dir("tiny_grpo")
     assert folder == local / "artifacts" and folder.is_dir()
 

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import ast
+import itertools
 import sys
 from pathlib import Path
 
@@ -60,10 +61,10 @@ def import_graph(package: str) -> dict[str, set[str]]:
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """Strongly connected components with more than one module (Tarjan)."""
     index, low, stack, on_stack, out = {}, {}, [], set(), []
+    counter = itertools.count()
 
-    def visit(node, counter=[0]):
-        index[node] = low[node] = counter[0]
-        counter[0] += 1
+    def visit(node):
+        index[node] = low[node] = next(counter)
         stack.append(node)
         on_stack.add(node)
         for dep in graph.get(node, ()):

@@ -113,7 +113,8 @@ def _chat_document(rng: random.Random, config: TinyModelConfig) -> tuple[str, st
         ])
     else:
         response = f"<think>\n{thought}\n</think>\n<answer>\n{total}\n</answer>"
-        stop_rate = config.clean_stop_rate[0] if str(total)[-1] in config.clean_stop_digits else config.clean_stop_rate[1]
+        clean = str(total)[-1] in config.clean_stop_digits
+        stop_rate = config.clean_stop_rate[0] if clean else config.clean_stop_rate[1]
         if rng.random() >= stop_rate:
             response += rng.choice(CLOSING_REMARKS)
     return _chat_prompt(question), response + lm.EOS_TOKEN

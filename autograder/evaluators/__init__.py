@@ -16,8 +16,6 @@ The per-evaluator contract (what is measured, the fields) is at the top of its m
 """
 from __future__ import annotations
 
-import json
-
 REGISTRY = {"grpo_format": "autograder.evaluators.grpo_format"}
 
 

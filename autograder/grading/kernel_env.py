@@ -43,7 +43,8 @@ def kernel_env(profile: str, memory_mb: int, release, workspace, gpu: str | None
         # progress bars (model loading inside hidden tests) from costing a student points
         "PYTHONWARNINGS": "ignore", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error",
         "TQDM_DISABLE": "1",
-        "AUTOGRADER_STATE_DIR": here(workspace.kernel_state), "AUTOGRADER_GUARD_KEYFILE": here(workspace.channel / "guard.key"),
+        "AUTOGRADER_STATE_DIR": here(workspace.kernel_state),
+        "AUTOGRADER_GUARD_KEYFILE": here(workspace.channel / "guard.key"),
         "AUTOGRADER_MEMORY_MB": str(memory_mb or 0), "AUTOGRADER_GUARD_MODULES": ",".join(modules),
         "AUTOGRADER_GUARD_LAZY": ",".join(lazy),
         # CUDA reserves far more address space than it uses: limit resident memory instead

@@ -55,7 +55,8 @@ def check_artifacts(folder: Path, assignment: Assignment, profile: str | None = 
         if profile and trained in ("tiny", "full") and trained != profile and mismatch is None:
             mismatch = (f"artifact {relative} was trained in the {trained} profile (base model {model!r}) but is "
                         f"graded in the {profile} profile: the checks that load it cannot use it, and its tier "
-                        "points are not given. " + ("Train it again on a GPU runtime (full profile) and resubmit."
-                                                    if profile == "full" else
-                                                    "Grade with --profile full, or train it again in the tiny profile."))
+                        "points are not given. "
+                        + ("Train it again on a GPU runtime (full profile) and resubmit."
+                           if profile == "full" else
+                           "Grade with --profile full, or train it again in the tiny profile."))
     return notes, mismatch

@@ -72,7 +72,7 @@ def data_folders() -> dict[str, str]:
 
 def world_readable(root: str) -> bool:
     """Every folder (r-x) and file (r--) under ``root`` is readable by any uid, links followed."""
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+    for dirpath, _dirnames, filenames in os.walk(root, followlinks=False):
         for name, bits in [(dirpath, 0o005)] + [(os.path.join(dirpath, f), 0o004) for f in filenames]:
             try:
                 mode = os.stat(name).st_mode
@@ -92,7 +92,7 @@ def _parents(path: str) -> list[str]:
 
 def copy_readable(source: str, target: Path) -> None:
     """A world-readable copy of ``source`` (links resolved: the hub's blobs become plain files)."""
-    for dirpath, dirnames, filenames in os.walk(source, followlinks=False):
+    for dirpath, _dirnames, filenames in os.walk(source, followlinks=False):
         relative = os.path.relpath(dirpath, source)
         folder = target / relative if relative != "." else target
         folder.mkdir(parents=True, exist_ok=True)

@@ -378,7 +378,7 @@ def _make_restorer(state, tools):
         return type(func) is function_type and id(func.__code__) in codes
 
     def same(a, b):
-        return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+        return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
     def restore_dict(target, pristine, only_callables, changed):
         for key, value in pristine.items():
@@ -702,7 +702,8 @@ def signature(key: bytes, nonce: str, status: str) -> str:
 
 def _make_hook(restore_fn, set_baseline, key, tools, stdout, protected, objects):
     """The audit hook (created with private globals by seal(): see the module docstring)."""
-    hmac_digest, code_type, get_ident, getframe = tools["hmac_digest"], tools["code_type"], tools["get_ident"], tools["getframe"]
+    hmac_digest, code_type = tools["hmac_digest"], tools["code_type"]
+    get_ident, getframe = tools["get_ident"], tools["getframe"]
     blocked = tools["blocked"]
     protected_names = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
     mark, mark_inline, mark_baseline, reply_word = tools["marks"]

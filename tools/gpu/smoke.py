@@ -178,8 +178,10 @@ def main(argv=None) -> int:
         graded = entry.get("graded") or {}
         unexpected = entry["unexpected"] + entry.get("grading_unexpected", [])
         bad |= bool(unexpected)
-        lines.append(f"| {name} | {entry['run_seconds']} | {len(entry['failed_cells'])} ({', '.join(unexpected) or 'none'}) "
-                     f"| {graded.get('score')}/{graded.get('max_score')} {graded.get('status')} | {graded.get('seconds')} "
+        lines.append(f"| {name} | {entry['run_seconds']} "
+                     f"| {len(entry['failed_cells'])} ({', '.join(unexpected) or 'none'}) "
+                     f"| {graded.get('score')}/{graded.get('max_score')} {graded.get('status')} "
+                     f"| {graded.get('seconds')} "
                      f"| {', '.join(entry['expected_to_fail']) or '-'} |")
     table = "\n".join(lines)
     (out / "smoke.md").write_text(table + "\n")

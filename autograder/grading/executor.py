@@ -208,7 +208,10 @@ class GuardedExecute(Execute):
                 return cell
         tampered = [s.split(":", 1)[1] for s in statuses if s.startswith("tampered:")]
         repaired = [s.split(":", 1)[1] for s in statuses if s.startswith("repaired:")]
-        status = ("tampered:" + ";".join(tampered)) if tampered else ("repaired:" + ";".join(repaired)) if repaired else "ok"
+        if tampered:
+            status = "tampered:" + ";".join(tampered)
+        else:
+            status = ("repaired:" + ";".join(repaired)) if repaired else "ok"
         if status.startswith("tampered:"):
             reasons = status.split(":", 1)[1].replace(";", ", ")
             self.log.warning("guard before %s: tampered %s", cell.metadata.nbgrader.get("grade_id"), reasons)
@@ -232,10 +235,12 @@ class GuardedExecute(Execute):
         try:
             cell = self._execute(cell, index)
         except DeadKernelError:
-            cell.outputs = list(cell.get("outputs", [])) + [_error("DeadKernelError", "the kernel died while running this cell")]
+            died = _error("DeadKernelError", "the kernel died while running this cell")
+            cell.outputs = list(cell.get("outputs", [])) + [died]
             self._stop("the kernel died in an earlier cell")
         else:
-            if any(o.get("output_type") == "error" and o.get("ename") == "CellTimeoutError" for o in cell.get("outputs", [])):
+            outputs = cell.get("outputs", [])
+            if any(o.get("output_type") == "error" and o.get("ename") == "CellTimeoutError" for o in outputs):
                 # nothing else runs in this kernel: it may still be looping (nbclient kills it at cleanup)
                 self._stop(f"an earlier cell ran past the {self.timeout} s per-cell limit")
         if self.guard and _is_test(cell):
@@ -278,8 +283,8 @@ class CapOutput(NbGraderPreprocessor):
         outputs = cell.get("outputs", [])
         if len(outputs) > self.max_outputs:
             errors = [o for o in outputs if o.get("output_type") == "error"]
-            outputs = outputs[: self.max_outputs] + [NotebookNode(output_type="stream", name="stdout",
-                                                                  text=f"... {len(outputs) - self.max_outputs} more outputs truncated ...\n")]
+            note = f"... {len(outputs) - self.max_outputs} more outputs truncated ...\n"
+            outputs = outputs[: self.max_outputs] + [NotebookNode(output_type="stream", name="stdout", text=note)]
             outputs += [o for o in errors if o not in outputs]
         for output in outputs:
             if output.get("output_type") == "stream":

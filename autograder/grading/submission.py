@@ -42,6 +42,7 @@ from autograder.nbconfig import write_course_config
 from autograder.reports.feedback import finish as write_feedback
 from autograder.reports.scrub import Scrubber
 
+
 def hard_limit(notebook_timeout: int) -> int:
     """When the job is killed: the executor stops starting cells at the notebook's limit, and this
     margin (a quarter of the limit, 10 to 60 s) lets a cell in flight end and the feedback be written."""

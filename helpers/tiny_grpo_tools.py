@@ -1,0 +1,283 @@
+"""tiny_grpo's visible self-checks, task probe and before/after evaluation: plumbing, never an answer.
+
+Each ``check_*`` function runs a student's function on a small input whose right result is known,
+and raises ``AssertionError`` naming the function, its cell and the likely slip when the result is
+one of the common wrong answers. They check a subset of what the hidden tests check, on other
+inputs, so passing them is necessary, not sufficient. ``sampled_exact_rate`` measures how often the
+base model already samples a task's exact answer (GRPO can only reinforce such answers);
+``greedy_before_after`` compares greedy answers with the LoRA adapter off and on.
+
+Shapes: B prompts, G completions each, N = B*G rows.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import torch
+
+from helpers import grpo
+
+RECORD_KEYS = ("step", "loss", "reward_mean", "grad_norm", "kl")
+
+
+def _floats(values) -> list[float]:
+    return [float(v) for v in (values.reshape(-1) if isinstance(values, torch.Tensor) else values)]
+
+
+def _close(a: float, b: float, tol: float = 1e-4) -> bool:
+    return abs(a - b) < tol
+
+
+# --- Cell 3: the task -------------------------------------------------------------------------------
+
+def check_make_prompts(make_prompts, train_prompts, eval_prompts, train_size: int) -> None:
+    where = "make_prompts (Cell 3)"
+    few = make_prompts(30, seed=1)
+    assert len(few) == 30 and len(set(few)) == 30, f"{where}: make_prompts(n, seed) must return n distinct prompts"
+    assert make_prompts(30, seed=1) == few, \
+        f"{where}: the same seed must give the same list (draw from your own random.Random(seed))"
+    assert make_prompts(30, seed=2) != few, f"{where}: another seed must give other prompts"
+    assert not set(make_prompts(30, seed=2, exclude=few[:15])) & set(few[:15]), \
+        f"{where}: it returned a prompt listed in exclude"
+    assert len(set(train_prompts)) == train_size and not set(train_prompts) & set(eval_prompts), \
+        f"{where}: TRAIN_PROMPTS must hold {train_size} distinct prompts, none of them in EVAL_PROMPTS"
+
+
+def check_expected_answer(expected_answer, prompts) -> None:
+    where = "expected_answer (Cell 3)"
+    answers = [expected_answer(p) for p in prompts[:20]]
+    assert all(isinstance(a, str) and a.strip() for a in answers), f"{where}: return a non-empty string"
+    assert len({" ".join(a.split()) for a in answers}) > 1, f"{where}: every prompt got the same answer"
+    assert all(" ".join(a.split()) != " ".join(p.split()) for a, p in zip(answers, prompts[:20], strict=True)), \
+        f"{where}: the answer must not be the prompt itself"
+    assert [expected_answer(p) for p in prompts[:20]] == answers, \
+        f"{where}: the same prompt must always get the same answer"
+
+
+# --- Cell 4: the reward --------------------------------------------------------------------------
+
+def check_reward(get_reward, expected_answer, prompts) -> None:
+    where = "get_reward (Cell 4)"
+    prompts = list(prompts[:4])
+    answers = [expected_answer(p) for p in prompts]
+    assert _floats(get_reward(prompts, answers)) == [1.0] * 4, f"{where}: the expected answer must score exactly 1.0"
+    assert _floats(get_reward(prompts, [" " + a + "\n" for a in answers])) == [1.0] * 4, \
+        f"{where}: whitespace around the expected answer must not change its 1.0"
+    assert _floats(get_reward(prompts[:2], ["", " \n "])) == [0.0, 0.0], \
+        f"{where}: an empty or whitespace-only response must score 0.0"
+    extra = _floats(get_reward(prompts, [a + " and more" for a in answers]))
+    assert len(extra) == 4 and all(0.0 <= r < 1.0 for r in extra), \
+        f"{where}: the answer followed by extra words must score below 1.0"
+
+
+def check_sanity_table(get_reward, cases) -> None:
+    where = "SANITY_CASES (Cell 4)"
+    rows = list(cases)
+    assert len(rows) >= 8, f"{where}: at least 8 rows ({len(rows)} now)"
+    got = _floats(get_reward([row[0] for row in rows], [row[1] for row in rows]))
+    assert len(got) == len(rows), f"{where}: get_reward returned {len(got)} rewards for {len(rows)} rows"
+    wrong = [row[3] for g, row in zip(got, rows, strict=True) if abs(g - float(row[2])) >= 1e-6]
+    assert not wrong, f"{where}: rows that do not score what they claim: {wrong}"
+    assert {1.0, 0.0} <= {float(row[2]) for row in rows} and any(not row[1].strip() for row in rows), \
+        f"{where}: include a row that scores 1.0, one that scores 0.0 and an empty or whitespace-only response"
+
+
+# --- Cell 5: advantages, loss, the step -----------------------------------------------------------
+
+def check_advantages(group_advantages) -> None:
+    where = "group_advantages (Cell 5)"
+    adv = _floats(group_advantages(torch.tensor([1.0, 0.0, 0.0, 1.0, 2.0, 0.0]), 2))
+    assert len(adv) == 6, f"{where}: return one advantage per reward"
+    assert all(abs(adv[i] + adv[i + 1]) < 1e-4 for i in (0, 2, 4)), \
+        f"{where}: each group of group_size consecutive rows needs mean 0: subtract the group's own mean"
+    assert any(all(_close(abs(a), s, 1e-3) for a in adv) for s in (2 ** -0.5, 1.0)), \
+        f"{where}: divide by the group's own std + eps: here every advantage is ±0.707 (sample std) " \
+        "or ±1 (population std)"
+
+
+def check_advantage_edges(group_advantages) -> None:
+    where = "group_advantages (Cell 5)"
+    assert _floats(group_advantages(torch.tensor([0.5, 0.5, 1.0, 0.0]), 2))[:2] == [0.0, 0.0], \
+        f"{where}: a tied group gets zeros (not NaN: add eps to the std)"
+    try:
+        group_advantages(torch.tensor([1.0, 0.0, 1.0]), 2)
+    except ValueError:
+        return
+    raise AssertionError(f"{where}: 3 rewards cannot form groups of 2: raise ValueError")
+
+
+_LOGPROBS = [[-1.0, -2.0, -3.0], [-0.5, -0.5, -9.0]]  # [N=2, T=3]
+_MASK = [[1, 1, 0], [1, 1, 1]]
+_SLIPS = {-2.0: "the mask was ignored (padding scored)", -0.6667: "the mask was ignored (padding scored)",
+          3.5: "the sign is flipped (minimise -A log pi)", 0.9167: "the sign is flipped (minimise -A log pi)",
+          -1.4: "one mean over all tokens of the batch", -7.0: "a sum over the completions instead of their mean"}
+
+
+def check_loss(grpo_loss) -> None:
+    where = "grpo_loss (Cell 5)"
+    value = float(grpo_loss(torch.tensor(_LOGPROBS), torch.tensor([1.0, -1.0]), torch.tensor(_MASK)))
+    if not any(_close(value, v) for v in (-3.5, -0.9167)):
+        why = [w for v, w in _SLIPS.items() if _close(value, v)]
+        raise AssertionError(f"{where}: got {value:.4f} here, expected -3.5 (sums over each completion) or -0.9167 "
+                             "(per-token means)" + (f"; yours looks like {why[0]}" if why else ""))
+    logprobs = torch.tensor(_LOGPROBS, requires_grad=True)
+    grpo_loss(logprobs, torch.tensor([1.0, -1.0]), torch.tensor(_MASK)).backward()
+    assert logprobs.grad is not None and float(logprobs.grad[0, 2]) == 0.0, f"{where}: padding must get no gradient"
+
+
+def check_kl(grpo_loss, k3_kl) -> None:
+    logprobs, mask = torch.tensor(_LOGPROBS), torch.tensor(_MASK)
+    ref = logprobs + 0.5  # d = ref - policy = 0.5 everywhere
+    assert float(k3_kl(logprobs, logprobs).abs().max()) < 1e-7, \
+        "k3_kl (Cell 5): k3 is 0 where the policy equals the reference"
+    assert _close(float(k3_kl(logprobs, ref)[0, 0]), 0.1487, 1e-3), \
+        "k3_kl (Cell 5): exp(d) - d - 1 with d = ref_logprobs - logprobs (0.1487 for d = 0.5)"
+    zero = torch.zeros(2)  # advantages of 0: only the KL term is left
+    assert float(grpo_loss(logprobs, zero, mask, ref, beta=0.1)) > 0, "grpo_loss (Cell 5): add the KL term with +beta"
+    assert float(grpo_loss(logprobs, zero, mask, ref, beta=0.0)) == 0.0, "grpo_loss (Cell 5): beta = 0 means no KL term"
+
+
+def _step(grpo_step, model, tokenizer, prompts, cfg, **changes) -> tuple[dict, int]:
+    """Run one step; return its output and how many times it called grpo.sample_completions."""
+    calls, sample = [], grpo.sample_completions
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return sample(*args, **kwargs)
+
+    grpo.sample_completions = counted
+    try:
+        out = grpo_step(model, tokenizer, list(prompts), dataclasses.replace(cfg, **changes))
+    finally:
+        grpo.sample_completions = sample
+    return out, len(calls)
+
+
+def check_step_rows(grpo_step, model, tokenizer, prompts, cfg) -> None:
+    where = "grpo_step (Cell 5)"
+    out, _ = _step(grpo_step, model, tokenizer, prompts[:3], cfg, group_size=2, micro_batch=4)
+    model.zero_grad(set_to_none=True)
+    rewards, advantages = _floats(out["rewards"]), _floats(out["advantages"])
+    assert len(rewards) == len(advantages) == 6, f"{where}: 3 prompts x G=2 must give 6 rewards and 6 advantages"
+    assert all(abs(advantages[i] + advantages[i + 1]) < 1e-4 for i in (0, 2, 4)), \
+        f"{where}: normalise the advantages within each prompt's group of G consecutive rows"
+    try:
+        grpo_step(model, tokenizer, list(prompts[:2]), dataclasses.replace(cfg, group_size=1))
+    except ValueError:
+        return
+    finally:
+        model.zero_grad(set_to_none=True)
+    raise AssertionError(f"{where}: cfg.group_size < 2 must raise ValueError")
+
+
+def check_step_backward(grpo_step, model, tokenizer, prompts, cfg) -> None:
+    where = "grpo_step (Cell 5)"
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    before = [p.detach().clone() for p in trainable]
+    model.zero_grad(set_to_none=True)
+    out, _ = _step(grpo_step, model, tokenizer, prompts[:2], cfg, group_size=2, micro_batch=2, beta=0.1)
+    reached = all(p.grad is not None for p in trainable)
+    model.zero_grad(set_to_none=True)
+    assert math.isfinite(float(out["loss"])), f"{where}: 'loss' must be a finite number"
+    assert reached, f"{where}: call backward() on each micro-batch's loss: the LoRA weights got no gradient"
+    assert all(torch.equal(p.detach(), b) for p, b in zip(trainable, before, strict=True)), \
+        f"{where}: no optimizer step inside grpo_step (train makes it)"
+    assert float(out["kl"]) >= 0, f"{where}: 'kl' averages k3 values, which are never negative"
+
+
+def check_one_rollout(grpo_step, model, tokenizer, prompts, cfg) -> None:
+    _, calls = _step(grpo_step, model, tokenizer, prompts[:3], cfg, group_size=2, micro_batch=2)
+    model.zero_grad(set_to_none=True)
+    assert calls == 1, \
+        f"grpo_step (Cell 5): sample all of a step's completions in ONE grpo.sample_completions call ({calls} calls)"
+
+
+# --- Cell 6: the training loop ---------------------------------------------------------------------
+
+def check_train(train, policy, tokenizer, prompts, cfg) -> None:
+    """Run ``train`` for 2 steps on ``policy`` (a throwaway LoRA model) with a stand-in ``grpo_step``
+    whose gradient is 1 on every trainable weight; nothing is sampled for the loss."""
+    where = "train (Cell 6)"
+    trainable = [p for p in policy.parameters() if p.requires_grad]
+    start = [p.detach().clone() for p in trainable]
+    rollout = grpo.sample_completions(policy, tokenizer, list(prompts[:1]), 2, 4)
+    entry = []
+
+    def stand_in(model, tokenizer, prompts, cfg):
+        entry.append(sum(float(p.grad.abs().sum()) for p in trainable if p.grad is not None))
+        sum(p.sum() for p in trainable).backward()
+        return {"loss": 0.5, "rewards": torch.tensor([0.0, 1.0]), "advantages": torch.tensor([-1.0, 1.0]), "kl": 0.0,
+                "rollout": rollout}
+
+    namespace = train.__globals__  # train finds grpo_step (and print) among the notebook's names
+    saved = {name: namespace[name] for name in ("grpo_step", "print") if name in namespace}
+    namespace.update(grpo_step=stand_in, print=lambda *args, **kwargs: None)  # the check's log lines: not shown
+    try:
+        records = train(policy, tokenizer, list(prompts[:20]),
+                        dataclasses.replace(cfg, steps=2, batch_prompts=1, group_size=2, log_every=1))
+    finally:
+        for name in ("grpo_step", "print"):
+            namespace.pop(name, None)
+        namespace.update(saved)
+    assert len(entry) == 2, f"{where}: call grpo_step once per step ({len(entry)} calls in 2 steps)"
+    assert entry == [0.0, 0.0], f"{where}: zero the gradients before each grpo_step"
+    assert all(not torch.equal(p.detach(), s) for p, s in zip(trainable, start, strict=True)), \
+        f"{where}: make an optimizer step over the LoRA weights after each grpo_step"
+    check_records(records, steps=2)
+    assert _close(float(records[0]["loss"]), 0.5, 1e-9) and _close(float(records[0]["reward_mean"]), 0.5, 1e-6), \
+        f"{where}: record the loss grpo_step returned and the mean of its rewards"
+
+
+def check_records(history, steps: int | None = None) -> None:
+    assert history, "train (Cell 6): no records: run the training cell"
+    assert steps is None or len(history) == steps, \
+        f"train (Cell 6): one record per step ({len(history)} for {steps} steps)"
+    assert all(set(RECORD_KEYS) <= set(record) for record in history), \
+        f"train (Cell 6): each record needs {', '.join(RECORD_KEYS)}"
+
+
+# --- the task probe ---------------------------------------------------------------------------------
+
+@torch.no_grad()
+def sampled_exact_rate(model, tokenizer, prompts, expected_answer, group_size: int, max_new_tokens: int,
+                       temperature: float = 1.0) -> tuple[float, float]:
+    """Sample ``group_size`` completions per prompt: the share that is exactly ``expected_answer``
+    (whitespace collapsed) and the share of groups holding at least one. Prints both."""
+    prompts = list(prompts)
+    rollout = grpo.sample_completions(model, tokenizer, prompts, group_size, max_new_tokens, temperature=temperature)
+    answers = [expected_answer(p).split() for p in prompts]
+    hits = [c.split() == answers[i // group_size] for i, c in enumerate(rollout.completions)]  # [N]
+    groups = [any(hits[i: i + group_size]) for i in range(0, len(hits), group_size)]  # [B]
+    rate, with_one = sum(hits) / len(hits), sum(groups) / len(groups)
+    hint = "" if any(hits) else " (every advantage would be 0: choose another task)"
+    print(f"base model, {len(hits)} samples at temperature {temperature:g}: {rate:.1%} exact; {with_one:.1%} of the "
+          f"groups of {group_size} hold one{hint}")
+    return rate, with_one
+
+
+@torch.no_grad()
+def greedy_before_after(model, tokenizer, prompts, expected_answer, get_reward, max_new_tokens: int,
+                        batch: int = 100) -> tuple[list[str], list[str], dict]:
+    """Greedy answers to ``prompts`` with the adapter off (base) and on (fine-tuned), and the metrics
+    the notebook saves: exact-answer rate and mean reward before and after, and the gain. Prints them."""
+    prompts = list(prompts)
+
+    def greedy():
+        return [c for i in range(0, len(prompts), batch) for c in grpo.sample_completions(
+            model, tokenizer, prompts[i: i + batch], 1, max_new_tokens, do_sample=False).completions]
+
+    with grpo.adapter_disabled(model):
+        base = greedy()
+    tuned = greedy()
+    final = {}
+    for when, outputs in (("before", base), ("after", tuned)):
+        final[f"reward_{when}"] = sum(_floats(get_reward(prompts, outputs))) / len(prompts)
+        final[f"exact_{when}"] = sum(o.split() == expected_answer(p).split()
+                                     for p, o in zip(prompts, outputs, strict=True)) / len(prompts)
+    final["exact_gain"] = final["exact_after"] - final["exact_before"]
+    error = 100 * (final["exact_after"] * (1 - final["exact_after"]) / len(prompts)) ** 0.5  # binomial standard error
+    print(f"{len(prompts)} held-out prompts, greedy: exact {final['exact_before']:.1%} -> {final['exact_after']:.1%} "
+          f"({100 * final['exact_gain']:+.1f} points, standard error {error:.1f}); mean reward "
+          f"{final['reward_before']:.3f} -> {final['reward_after']:.3f}")
+    return base, tuned, final

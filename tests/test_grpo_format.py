@@ -330,6 +330,12 @@ def test_update_tests_move_rewards_to_the_log_probs_device():
     assert "format_reward(" not in visible.split("probe_runs = ")[0], "the visible checks score no rollout themselves"
     # what the visible checks keep of the student's tensors is detached and moved to the CPU first
     assert "logp_new.detach().double().cpu()" in visible and "logp_ref.detach().double().cpu()" in visible
+    # 16-bit compute on a GPU: the same gradient cut into other micro-batches differed by 1 to 6 % on
+    # an H200, so the GPU tolerance is wider there (float32 on a CPU keeps the tight one), and a
+    # rollout whose loss has no gradient at all (every log-ratio past the bound) is not an error
+    assert 'tolerance = 2e-3 if params[0].device.type == "cpu" else 0.25' in hidden
+    assert 'tolerance = 1e-3 if next(probe_model.parameters()).device.type == "cpu" else 0.25' in visible
+    assert "reference gradient vanished" not in hidden
 
 
 # --- the tier cells: measurements that cannot be forged -----------------------------------

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import subprocess
+import sys
 import types
 from pathlib import Path
 
 import nbformat
 import pytest
-
 import torch
 
 REPO = Path(__file__).resolve().parents[1]
@@ -72,7 +74,10 @@ def test_points_and_ids():
             if c.metadata["nbgrader"]["grade"] and c.cell_type == "code"}
     manual = {k: c.metadata["nbgrader"]["points"] for k, c in cells.items()
               if c.metadata["nbgrader"]["grade"] and c.cell_type == "markdown"}
-    assert sum(auto.values()) == 26 and sum(manual.values()) == 10
+    # The handouts' 40 points: 10 conceptual, 30 implementation (24 for the TODOs' tests, 6 tiers)
+    assert sum(auto.values()) == 30 and sum(manual.values()) == 10
+    tiers = json.loads(MANIFEST.read_text())["evaluator"]["tiers"]["full"]
+    assert sum(auto[name] for name in tiers) == 6
     expected = json.loads(MANIFEST.read_text())["demo"]["expected"]
     assert expected["reference"] == sum(auto.values()) and expected["blank"] == 0
     assert 0 < expected["buggy"] < expected["reference"]
@@ -87,8 +92,11 @@ def test_source_has_no_outputs_and_release_has_no_answers():
             assert not cell.outputs and cell.execution_count is None
     release = RELEASE.read_text()
     for marker in ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "torch.clamp(ratio", "_heldout_adherence",
-                   "_hidden_update", "(loss / cfg.grad_accum).backward()", "_tier_1"):
+                   "_hidden_update", "(loss / cfg.grad_accum).backward()", "_tier_1", "GRADER_MEASUREMENT",
+                   "spec_from_file_location"):
         assert marker not in release
+    # Students get the notebook's own sections, never a reference to the source handout.
+    assert "handout" not in release.lower()
 
 
 def test_reference_answers():
@@ -100,7 +108,8 @@ def test_reference_answers():
     adv = ns["compute_group_advantages"](torch.tensor([1.0, 1.0, 0.0, 1.0]), 2)
     assert adv.tolist() == [0.0, 0.0, -1.0, 1.0]
     ok = "<think>\nx\n</think>\n<answer>\n1\n</answer>"
-    assert ns["format_reward"]([ok, ok + "\nDone.", "<think>\n<think>\nx\n</think>\n</think>\n<answer>\n1\n</answer>"]).tolist() == [1.0, 0.0, 0.0]
+    nested = "<think>\n<think>\nx\n</think>\n</think>\n<answer>\n1\n</answer>"
+    assert ns["format_reward"]([ok, ok + "\nDone.", nested]).tolist() == [1.0, 0.0, 0.0]
 
 
 def test_log_ratio_bound_changes_nothing_inside_and_caps_outside():
@@ -162,7 +171,7 @@ def test_eval_phrasings_are_unseen_in_training_and_by_the_grader():
     end = source.index("print(SYSTEM_PROMPT)")
     exec(source[start:end], namespace)
     train, held_out = set(namespace["QUESTION_TEMPLATES"]), set(namespace["EVAL_TEMPLATES"])
-    from autograder.evaluators.grpo_format import PHRASINGS   # what the grader (and the tier cells) ask
+    from autograder.evaluators.grpo_format import PHRASINGS  # what the grader (and the tier cells) ask
 
     grader = set(PHRASINGS)
     assert len(grader) == 6 and len(held_out) >= 4
@@ -176,18 +185,258 @@ def test_buggy_and_variant_patches_apply_once():
         assert cells[patch["grade_id"]].source.count(patch["old"]) == 1, patch
 
 
-# --- the executed reference (slow: one run of the solution per session) -------------------
+# --- what the release tells students ------------------------------------------------------
 
-def test_tier_cells_and_the_grader_agree_on_the_tiers():
-    """Each tier cell's thresholds (both profiles) are the ones the grader's evaluator scores by."""
-    tiers = json.loads(MANIFEST.read_text())["evaluator"]["tiers"]
+REGEX_PIECES = ("(?:", "(?!", "[\\s\\S]", "\\Z", "re.compile", "fullmatch(")
+
+
+def _hidden(source: str) -> str:
+    return source.split("### BEGIN HIDDEN TESTS", 1)[1].split("### END HIDDEN TESTS", 1)[0]
+
+
+def _visible(source: str) -> str:
+    return source.split("### BEGIN HIDDEN TESTS", 1)[0]
+
+
+def test_todo1_describes_the_template_without_handing_over_the_regex():
+    release = _cells(RELEASE)
+    shown = release["todo1_intro"].source + _visible(release["test_format_reward"].source)
+    assert not [piece for piece in REGEX_PIECES if piece in shown]
+    for piece in ("str.strip()", "`<think>` and a newline", "a newline and the tag `</answer>`", "float32"):
+        assert piece in release["todo1_intro"].source, piece
+
+
+def test_visible_update_check_does_not_show_the_reference_computation():
+    """TODO 4's visible checks compare the student's own step with itself (1 vs 4 micro-batches)
+    and record what it passes to the loss; they never score a rollout themselves."""
+    visible = _visible(_cells(RELEASE)["test_grpo_update"].source) + _cells(RELEASE)["test_grpo_update_metrics"].source
+    for computation in ("token_logprobs(", ".completion_mask", "compute_group_advantages(", "adapter_disabled(",
+                        ".backward("):
+        assert computation not in visible, computation
+
+
+def test_each_todo_states_its_points_and_each_test_cell_has_them():
+    """Every autograded test cell's points appear in the TODO text that describes them."""
     cells = _cells(SOURCE)
+    points = {gid: c.metadata["nbgrader"]["points"] for gid, c in cells.items()
+              if c.metadata["nbgrader"]["grade"] and c.cell_type == "code"}
+    stated = {
+        "todo1_intro": {"test_format_reward": "4 for the scores", "test_format_reward_output": "1 for the type"},
+        "todo2_intro": {"test_group_advantages": "Values (3 points)",
+                        "test_group_advantages_input": "Input checks (2 points)"},
+        "todo3_intro": {"test_grpo_loss_values": "4 for the value", "test_grpo_loss_gradients": "4 for the gradient"},
+        "todo4_intro": {"test_grpo_update": "The update, 4 points",
+                        "test_grpo_update_metrics": "The logged numbers, 2 points"},
+    }
+    for intro, tests in stated.items():
+        text = " ".join(cells[intro].source.split())
+        total = sum(points[gid] for gid in tests)
+        assert f"({total} points)" in text.splitlines()[0] or f"({total} points)" in cells[intro].source.splitlines()[0]
+        for gid, phrase in tests.items():
+            assert phrase in text, (intro, phrase)
+            assert str(points[gid]) in phrase
+    title = " ".join(cells["title"].source.split())
+    assert "format reward 5, group advantages 5, GRPO loss 8, the update step 6 | 24" in title
+
+
+def test_model_answer_numbers_follow_from_the_reference():
+    """Every number in the written model answers is computed again here: Question 2's from the
+    reference compute_group_advantages, Question 1's (G-1)/G factor, Question 5's weights."""
+    cells = _cells(SOURCE)
+    number = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+
+    def numbers(text):
+        # \frac{14}{9}, \tfrac43 and \frac1G are numbers (or symbols) too; other LaTeX commands are not
+        text = re.sub(r"\\t?frac\{?(\d+)\}?\{?(\d+)\}?", lambda m: f" {int(m.group(1)) / int(m.group(2))!r} ", text)
+        text = re.sub(r"\\[a-zA-Z]+", " ", text)
+        return [float(v) for v in number.findall(text)]
+
+    # Question 2: rewards (2, 1, -1)
+    ns = _solution_namespace()
+    rewards = torch.tensor([2.0, 1.0, -1.0], dtype=torch.float64)
+    population = ns["compute_group_advantages"](rewards, 3).tolist()
+    mean = rewards.mean().item()
+    sample_std = rewards.std(unbiased=True).item()
+    allowed = {2.0, 1.0, -1.0, 3.0, mean, round(mean, 3), 4 / 3, 1 / 3, 5 / 3, -5 / 3, 14 / 9, 14.0}
+    allowed |= {(v - mean) ** 2 for v in rewards.tolist()}   # the squared deviations 16/9, 1/9, 25/9
+    allowed |= {round(v - mean, 3) for v in rewards.tolist()} | {round(v, 3) for v in population}
+    allowed |= {round(rewards.std(unbiased=False).item(), 3), round(sample_std, 3)}
+    allowed |= {round((v - mean) / sample_std, 3) for v in rewards.tolist()}
+    q2 = numbers(cells["q2"].source)
+    assert q2, "Question 2's model answer quotes numbers"
+    for value in q2:
+        assert any(abs(value - a) < 6e-4 for a in allowed), f"Question 2's model answer: {value} is not derived"
+    text = cells["q2"].source
+    for v in population:   # the normalised advantages, to three decimals
+        assert f"{v:.3f}" in text
+    assert f"{sample_std:.3f}" in text and f"{rewards.std(unbiased=False).item():.3f}" in text
+    # Question 1 and the background: the group-mean baseline scales the gradient by (G-1)/G, not "unbiased"
+    for gid in ("q1", "background"):
+        source = cells[gid].source
+        assert "(G-1)/G" in source and "one half" in source, gid
+        assert "keeps the policy\ngradient unbiased" not in source
+        assert "leaves the expected gradient unchanged and" not in source
+    # Question 5: the proposed weights keep the format terms well below the correctness bonus
+    q5 = numbers(cells["q5"].source.split("*Rubric")[0])   # the rubric's numbers are points
+    weights = [v for v in q5 if v not in (2.0,)]
+    assert q5.count(2.0) == 1 and sum(weights) < 2.0 / 4, q5
+
+
+def _bench_log() -> str:
+    return (REPO / "bench" / "results" / "2026-11-26-h200" / "bench_grpo_format.log").read_text()
+
+
+def test_runtime_estimate_is_derived_from_the_h200_measurement():
+    """Every number of the T4 estimate is a measured value (in the bench log), a stated hardware
+    figure, the full configuration, or follows from those by the arithmetic the text shows."""
+    log = _bench_log()
+    steady = float(re.search(r"notebook: ([0-9.]+) s per step", log).group(1))
+    first = float(re.search(r"notebook step 0 \(warm-up\): ([0-9.]+) s", log).group(1))
+    trl = float(re.search(r"TRL:\s+([0-9.]+) s per step", log).group(1))
+    ratio = float(re.search(r"throughput ratio notebook / TRL = ([0-9.]+)", log).group(1))
+    assert (steady, first, trl, ratio) == (2.10, 26.70, 6.78, 3.23)
+    hardware = {4.8, 320.0, 790.0, 65.0, 15.0, 12.0}   # TB/s, GB/s, TFLOP/s, TFLOP/s, factors
+    assert 4800 / 320 == 15 and round(790 / 65) == 12
+    config = {32.0, 2.0, 64.0, 128.0, 8.0, 25.0, 5.0}   # the full configuration; 5 other jobs on the GPU
+    low, high = 12 * steady, 15 * steady
+    compile_min = (first - steady) / 60
+    derived = {round(low, 1), round(high, 1), round(25 * low / 60, 1), round(25 * high / 60, 1),
+               round(first - steady, 1), round(compile_min, 1), round(2 * compile_min, 1), 1.0,
+               round(25 * low / 60 + compile_min + 1), round(25 * high / 60 + 2 * compile_min + 1)}
+    allowed = {steady, first, trl, ratio} | hardware | config | derived
+    cells = _cells(SOURCE)
+    paragraph = cells["train_loop_intro"].source.split("**Runtime of the `full` profile", 1)[1].split("**Saving.**")[0]
+    text = re.sub(r"\d{4}-\d{2}-\d{2}", " ", paragraph)                 # the date
+    text = re.sub(r"[A-Za-z_`]+[\w.\-]*\d[\w.\-`]*", " ", text)        # H200, T4, Qwen2.5-0.5B, bench_*.py
+    found = [float(v) for v in re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])", text)]
+    assert len(found) > 25
+    for value in found:
+        assert any(abs(value - a) < 1e-9 for a in allowed), f"T4 estimate: {value} is not measured or derived"
+    estimate = "roughly 12 to 15 minutes on a T4"
+    assert estimate in " ".join(paragraph.split()) and estimate in " ".join(cells["title"].source.split())
+    assert round(25 * low / 60 + compile_min + 1) == 12 and round(25 * high / 60 + 2 * compile_min + 1) == 15
+    assert "not a measurement" in paragraph and "not a T4 measurement" in cells["title"].source
+
+
+def test_update_tests_move_rewards_to_the_log_probs_device():
+    """On a GPU the log-probs are CUDA tensors and format_reward's scores CPU ones: every test that
+    combines the two moves the advantages to the log-probs' device (the H200 smoke run failed with
+    "Expected all tensors to be on the same device" before)."""
+    cells = _cells(SOURCE)
+    hidden = _hidden(cells["test_grpo_update"].source) + _hidden(cells["test_grpo_update_metrics"].source)
+    assert hidden.count("advantages.to(device=logp_new.device, dtype=logp_new.dtype)") == 2
+    assert "advantages.to(logp_new.dtype)" not in hidden
+    visible = _visible(cells["test_grpo_update"].source) + _visible(cells["test_grpo_update_metrics"].source)
+    assert "format_reward(" not in visible.split("probe_runs = ")[0], "the visible checks score no rollout themselves"
+    # what the visible checks keep of the student's tensors is detached and moved to the CPU first
+    assert "logp_new.detach().double().cpu()" in visible and "logp_ref.detach().double().cpu()" in visible
+    # 16-bit compute on a GPU: the same gradient cut into other micro-batches differed by 1 to 6 % on
+    # an H200, so the GPU tolerance is wider there (float32 on a CPU keeps the tight one), and a
+    # rollout whose loss has no gradient at all (every log-ratio past the bound) is not an error
+    assert 'tolerance = 2e-3 if params[0].device.type == "cpu" else 0.25' in hidden
+    assert 'tolerance = 1e-3 if next(probe_model.parameters()).device.type == "cpu" else 0.25' in visible
+    assert "reference gradient vanished" not in hidden
+
+
+# --- the tier cells: measurements that cannot be forged -----------------------------------
+
+MEASUREMENT_LINE = "GRADER_MEASUREMENT = None  # the autograder puts its measurement here"
+
+
+def _tier_ids() -> list[str]:
+    return list(json.loads(MANIFEST.read_text())["evaluator"]["tiers"]["full"])
+
+
+def test_tier_cells_follow_the_measurement_contract():
+    """Each tier cell's hidden part holds the line the grader's executor fills in, measures with a
+    private copy of the evaluator otherwise, reads its threshold from helpers/data/grading.json,
+    and reads nothing a student's cell could set."""
+    cells = _cells(SOURCE)
+    from helpers import course_settings
+
     for profile in ("full", "tiny"):
-        for name, threshold in tiers[profile].items():
-            full, tiny = tiers["full"][name], tiers["tiny"][name]
-            assert "{'full': %r, 'tiny': %r}" % (full, tiny) in cells[name].source, name    # what it prints
-            assert '{"full": %r, "tiny": %r}' % (full, tiny) in cells[name].source, name    # what it checks
-    assert [tiers["full"][n] for n in sorted(tiers["full"])] == [0.5, 0.7, 0.9], "the handout's tiers"
+        declared = json.loads(MANIFEST.read_text())["evaluator"]["tiers"][profile]
+        assert course_settings.tiers("grpo_format", profile) == declared
+    for gid in _tier_ids():
+        source = cells[gid].source
+        hidden, visible = _hidden(source), _visible(source)
+        assert [line.strip() for line in hidden.splitlines()].count(MEASUREMENT_LINE) == 1, gid
+        assert source.count("GRADER_MEASUREMENT = ") == 1
+        assert "spec_from_file_location" in hidden and '"evaluators" / "grpo_format.py"' in hidden
+        assert "from autograder.evaluators" not in hidden and "import autograder.evaluators" not in hidden
+        assert "os.environ" not in hidden and "AUTOGRADER_MEASUREMENTS" not in hidden and "getenv" not in hidden
+        assert '"data" / "grading.json"' in hidden and f'["{gid}"]' in hidden
+        assert not re.search(r"\b0\.\d", source), f"{gid}: a threshold written into the cell"
+        assert f"course_settings.tiers('grpo_format', PROFILE)['{gid}']" in visible
+    text = " ".join(cells["title"].source.split()) + " ".join(cells["adherence_intro"].source.split())
+    tiers = json.loads(MANIFEST.read_text())["evaluator"]["tiers"]
+    assert " / ".join(f"{t:.0%}".replace("%", "") for t in tiers["tiny"].values()) + " %" in text
+    assert [tiers["full"][n] for n in _tier_ids()] == [0.5, 0.7, 0.9], "the handouts' tiers"
+
+
+def _run_tier_cell(gid: str, folder: Path, measurement: str = "None", forge: str = "") -> subprocess.CompletedProcess:
+    """The tier cell (visible and hidden part) in a fresh Python started with COURSE_PROFILE=tiny,
+    as a kernel would run it, after ``forge`` (a student's cell) ran; ``measurement`` is what the
+    grader's executor writes in place of None."""
+    source = _strip(_cells(SOURCE)[gid].source)
+    assert source.count(MEASUREMENT_LINE) == 1
+    source = source.replace(MEASUREMENT_LINE, f"GRADER_MEASUREMENT = {measurement}")
+    prelude = ("import os, json\nfrom pathlib import Path\nfrom helpers import course_settings\n"
+               "PROFILE = 'tiny'\nADAPTER_DIR = Path('artifacts') / 'grpo_format_adapter'\n")
+    env = {**os.environ, "COURSE_PROFILE": "tiny", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+           "PYTHONPATH": str(REPO)}
+    env.pop("AUTOGRADER_MEASUREMENTS", None)
+    return subprocess.run([sys.executable, "-c", prelude + forge + "\n" + source], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def untrained_adapter(tmp_path_factory) -> Path:
+    """A submission folder whose adapter was never trained (the tiny model's own ~18 % adherence)."""
+    from helpers import lm
+
+    folder = tmp_path_factory.mktemp("untrained")
+    model, _ = lm.load_policy("tiny", "Qwen/Qwen2.5-0.5B-Instruct", lora=dict(r=16, alpha=32, dropout=0.05))
+    lm.save_adapter(model, folder / "artifacts" / "grpo_format_adapter", profile="tiny", steps=0)
+    return folder
+
+
+FORGERY = """
+# what a student's cell might do to earn the tiers without training
+os.environ["AUTOGRADER_MEASUREMENTS"] = json.dumps({"grpo_format": {"rate": 1.0, "hits": 60, "total": 60,
+                                                                    "error": None, "profile": "tiny"}})
+os.environ["COURSE_PROFILE"] = "full"
+GRADER_MEASUREMENT = measured = {"rate": 1.0, "error": None, "profile": "tiny"}
+import autograder.evaluators.grpo_format as _evaluator
+_evaluator.Evaluator.measure = lambda self, adapter: {"rate": 1.0, "hits": 60, "error": None, "profile": "tiny"}
+"""
+
+
+def test_tier_cells_cannot_be_forged_under_plain_nbgrader(untrained_adapter):
+    """Without a grader's measurement the cells measure the submitted (untrained) adapter
+    themselves, whatever the student's cells put in the environment, the namespace or the
+    imported evaluator module."""
+    for gid in _tier_ids():
+        result = _run_tier_cell(gid, untrained_adapter, forge=FORGERY)
+        assert result.returncode != 0, (gid, result.stdout)
+        assert "is below the 30% tier (tiny profile)" in result.stderr or "tier (tiny profile)" in result.stderr, \
+            result.stderr[-2000:]
+        assert "held-out format adherence: 18%" in result.stdout, result.stdout
+
+
+def test_tier_cells_score_the_measurement_the_grader_writes(untrained_adapter):
+    """With the grader's measurement written in (as its executor does), each cell passes exactly
+    when the measured rate reaches the tier of the measurement's profile."""
+    tiny = json.loads(MANIFEST.read_text())["evaluator"]["tiers"]["tiny"]
+    rate = (tiny["test_adherence_70"] + tiny["test_adherence_90"]) / 2   # between tiers 2 and 3
+    measurement = repr({"metric": "heldout_format_adherence", "rate": rate, "hits": None, "total": 60,
+                        "error": None, "profile": "tiny"})
+    for gid in _tier_ids():
+        result = _run_tier_cell(gid, untrained_adapter, measurement=measurement, forge=FORGERY)
+        assert (result.returncode == 0) == (rate >= tiny[gid]), (gid, result.stdout, result.stderr[-1500:])
+    failed = repr({"rate": None, "error": "no adapter", "profile": "tiny"})
+    result = _run_tier_cell(_tier_ids()[0], untrained_adapter, measurement=failed)
+    assert result.returncode != 0 and "could not be measured: no adapter" in result.stderr
 
 
 # --- the executed reference (slow: one run of the solution per session) -------------------
@@ -213,3 +462,22 @@ def test_executed_reference_matches_its_prose(executed_references, assignment):
     printed = "".join(o.get("text", "") for c in executed.cells if c.cell_type == "code" for o in c.outputs)
     assert f"after GRPO {final['heldout_format']:.0%}" in printed
     # The graded tiers themselves: test_notebooks.py grades this reference at full marks.
+
+    # Every number the prose quotes from the run is what this run printed, and it says what the
+    # prose says it does: the reward climbs, zero_std_groups falls while the reward is below 1/2.
+    intro = " ".join(_cells(SOURCE)["train_loop_intro"].source.split())
+    quoted = re.findall(r"`((?:reward_mean|zero_std_groups|kl) by quarter of the run: [0-9. >-]+?)`", intro)
+    assert [q.split()[0] for q in quoted] == ["reward_mean", "zero_std_groups", "kl"], quoted
+    for line in quoted:
+        assert line in printed, f"the prose quotes {line!r}, the run printed something else"
+    heldout = re.search(r"`(baseline \d+% -> after GRPO \d+%)`", intro)
+    assert heldout and heldout.group(1) in printed
+    assert f"baseline {final['baseline_format']:.0%} -> after GRPO {final['heldout_format']:.0%}" == heldout.group(1)
+    numbers = {q.split()[0]: [float(v) for v in q.split(":")[1].split("->")] for q in quoted}
+    quarters = [history[i * len(history) // 4:(i + 1) * len(history) // 4] for i in range(4)]
+    for key, values in numbers.items():
+        assert values == [round(mean(rows, key), 2) for rows in quarters], key
+    reward, zero_std = numbers["reward_mean"], numbers["zero_std_groups"]
+    assert reward[-1] > reward[0] and numbers["kl"][-1] > numbers["kl"][0]
+    assert reward[0] < 0.5 and zero_std[0] > min(zero_std), "zero_std_groups falls while the reward climbs toward 1/2"
+    assert f"G = {_config_module().CONFIGS['tiny'].group_size}" in intro

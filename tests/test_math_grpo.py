@@ -72,6 +72,7 @@ def _answer_body(text: str) -> str:
     body = text.split("*Rubric", 1)[0].replace("### BEGIN SOLUTION", "").replace("### END SOLUTION", "")
     body = re.sub(r"\$[^$]*\$", " ", body)
     body = re.sub(r"Problems? \d+(?:\s?[–-]\s?\d+)?", " ", body)
+    body = re.sub(r"et al\. \d{4}", " ", body)  # citation years
     return body
 
 
@@ -96,7 +97,7 @@ def _printed_numbers(cells) -> list[float]:
 
 def _settings(cells) -> list[float]:
     """Every number in the config cell's source (the profiles' settings), as the answers may quote them."""
-    source = next(c.source for c in cells if _meta(c).get("grade_id") == "config")
+    source = "\n".join(c.source for c in cells if _meta(c).get("grade_id") in ("config", "grpo_config"))
     constants = [node.value for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Constant)]
     return [float(v) for v in constants if isinstance(v, (int, float)) and not isinstance(v, bool)]
 

@@ -1,13 +1,15 @@
 """math_grpo: the handout's point structure, and written answers that quote the executed run.
 
 The model answers of the written problems state what the reference run measured ("*In our run
-(tiny profile)*: ..."). Those numbers must come from the run, so this test reads every decimal
-number in such a sentence and looks for it among the numbers the executed reference printed in
-the cells of the same problem (between the previous written answer and this one). A number that
-no cell printed means the answer is stale: re-run the notebook and update the answer.
+(tiny profile)*: ..."). Those numbers must come from the run, so the slow test reads every number
+of a model answer (up to its rubric) and looks for it among the numbers the executed reference
+printed in the cells of the same problem (between the previous written answer and this one), or
+among the tiny profile's settings in the config cell. A number found in neither means the answer
+is stale: re-run the notebook and update the answer.
 """
 from __future__ import annotations
 
+import ast
 import re
 
 import nbformat
@@ -18,7 +20,10 @@ from autograder.manifest import REPO_ROOT
 SOLUTION = REPO_ROOT / "solutions" / "math_grpo" / "math_grpo.ipynb"
 WRITTEN = {"q_baseline": 4, "q_train_loop": 4, "q_learning_rate": 4, "q_baselines": 4, "q_length_norm": 4,
            "q_std_norm": 4, "q_off_policy": 4, "q_async": 4, "q_kl": 4, "q_keyword": 8}
-NUMBER = re.compile(r"(?<![\w.])-?\d+\.\d+")
+DECIMAL = re.compile(r"(?<![\w.])-?\d+\.\d+")
+# Every number of an answer: integers, decimals, scientific notation, percentages; not digits inside words
+# (r1_zero, Qwen2.5-Math-1.5B) or identifiers.
+QUOTED = re.compile(r"(?<![\w.$\\-])-?\d+(?:\.\d+)?(?:e-?\d+)?(?:\s?%)?(?!\w|\.\d)")
 TOLERANCE = 0.0051  # printed numbers are rounded to 2-3 decimals; the answers quote them as printed
 
 
@@ -26,19 +31,59 @@ def _meta(cell) -> dict:
     return cell.get("metadata", {}).get("nbgrader", {})
 
 
+def _cells():
+    return nbformat.read(SOLUTION, as_version=4).cells
+
+
 def test_points_follow_the_handout():
     """56 autograded points (the handout's 14 unit tests x 4) and 44 written (Problems 1, 8-15 x 4, 16 x 8)."""
-    cells = nbformat.read(SOLUTION, as_version=4).cells
-    tests = {_meta(c)["grade_id"]: _meta(c)["points"] for c in cells if _meta(c).get("grade") and c.cell_type == "code"}
-    written = {_meta(c)["grade_id"]: _meta(c)["points"] for c in cells if _meta(c).get("grade") and c.cell_type == "markdown"}
+    cells = _cells()
+    graded = [c for c in cells if _meta(c).get("grade")]
+    tests = {_meta(c)["grade_id"]: _meta(c)["points"] for c in graded if c.cell_type == "code"}
+    written = {_meta(c)["grade_id"]: _meta(c)["points"] for c in graded if c.cell_type == "markdown"}
     assert sum(tests.values()) == 56, tests
     assert written == WRITTEN
     assert sum(tests.values()) + sum(written.values()) == 100
 
 
+def test_requirements_stated_in_the_todo():
+    """Each test cell checks one requirement; the TODO before it states that requirement's points."""
+    cells = _cells()
+    for i, cell in enumerate(cells):
+        meta = _meta(cell)
+        if not (meta.get("grade") and cell.cell_type == "code"):
+            continue
+        todo = next(c for c in reversed(cells[:i]) if _meta(c).get("solution") and c.cell_type == "code")
+        points = meta["points"]
+        stated = f"({points:g} point{'s' if points != 1 else ''})"
+        assert stated in todo.source, f"{meta['grade_id']}: its TODO ({_meta(todo)['grade_id']}) never says {stated!r}"
+
+
+def test_no_handout_in_student_text():
+    for cell in _cells():
+        text = cell.source
+        if _meta(cell).get("solution") or "### BEGIN HIDDEN TESTS" in text:
+            text = re.sub(r"### BEGIN (SOLUTION|HIDDEN TESTS).*?### END (SOLUTION|HIDDEN TESTS)", "", text, flags=re.S)
+        assert "handout" not in text.lower(), f"{_meta(cell).get('grade_id')}: says 'handout', which students never had"
+
+
+def _answer_body(text: str) -> str:
+    """The model answer up to its rubric, without LaTeX, code blocks or references to Problems."""
+    body = text.split("*Rubric", 1)[0].replace("### BEGIN SOLUTION", "").replace("### END SOLUTION", "")
+    body = re.sub(r"\$[^$]*\$", " ", body)
+    body = re.sub(r"Problems? \d+(?:\s?[–-]\s?\d+)?", " ", body)
+    body = re.sub(r"et al\. \d{4}", " ", body)  # citation years
+    return body
+
+
+def _value(token: str) -> tuple[float, bool]:
+    token = token.replace(" ", "")
+    percent = token.endswith("%")
+    return float(token.rstrip("%")), percent
+
+
 def _quoted_numbers(text: str) -> list[str]:
-    sentences = re.findall(r"\*In our run[^*]*\*:?(.*?)(?:\n\n|\*Rubric|$)", text, flags=re.S)
-    return [n for s in sentences for n in NUMBER.findall(s)]
+    return QUOTED.findall(_answer_body(text))
 
 
 def _printed_numbers(cells) -> list[float]:
@@ -46,34 +91,100 @@ def _printed_numbers(cells) -> list[float]:
     for cell in cells:
         for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
             text = output.get("text", "") or "".join(output.get("data", {}).get("text/plain", ""))
-            found += [float(n) for n in NUMBER.findall(text)]
+            found += [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?(?:e-?\d+)?", text)]
     return found
+
+
+def _settings(cells) -> list[float]:
+    """Every number in the config cell's source (the profiles' settings), as the answers may quote them."""
+    source = "\n".join(c.source for c in cells if _meta(c).get("grade_id") in ("config", "grpo_config"))
+    constants = [node.value for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Constant)]
+    return [float(v) for v in constants if isinstance(v, (int, float)) and not isinstance(v, bool)]
+
+
+def _found(token: str, known: list[float]) -> bool:
+    value, percent = _value(token)
+    candidates = [value / 100, value] if percent else [value]
+    tolerance = TOLERANCE if "." in token or percent else 1e-9
+    return any(abs(c - k) <= (0.0051 if percent and c < 1 else tolerance) for c in candidates for k in known)
 
 
 def test_every_written_answer_quotes_the_run():
     """Each model answer has an 'In our run' sentence with numbers (the slow test checks them)."""
-    cells = nbformat.read(SOLUTION, as_version=4).cells
-    for cell in cells:
+    for cell in _cells():
         gid = _meta(cell).get("grade_id")
         if gid in WRITTEN:
-            assert _quoted_numbers(cell.source), f"{gid}: the model answer quotes no measured number ('*In our run ...*:')"
+            assert re.search(r"\*In our run[^*]*\*", cell.source), f"{gid}: the model answer has no '*In our run ...*:'"
+            assert DECIMAL.findall(_answer_body(cell.source)), f"{gid}: the model answer quotes no measured number"
+
+
+def test_quoted_number_parser():
+    text = ("### BEGIN SOLUTION\n*In our run (tiny profile, 16 steps)*: 0.255 to 0.525, 10 of 200, 2 %, 3e-3; "
+            "r1_zero and Qwen2.5-Math-1.5B and $G-1$ and Problem 12 are not numbers.\n*Rubric (4):* 2 for x\n")
+    assert _quoted_numbers(text) == ["16", "0.255", "0.525", "10", "200", "2 %", "3e-3"]
+    assert _found("0.40", [0.4]) and _found("2 %", [0.019]) and not _found("77", [76.0, 78.0])
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("assignment", ["math_grpo"])
 def test_model_answers_quote_the_executed_reference(executed_references, assignment):
     executed = nbformat.read(executed_references.reference_dir(assignment) / f"{assignment}.ipynb", as_version=4).cells
-    answers = {_meta(c).get("grade_id"): c.source for c in nbformat.read(SOLUTION, as_version=4).cells}
+    answers = {_meta(c).get("grade_id"): c.source for c in _cells()}
+    settings = _settings(executed)
     ids = [_meta(c).get("grade_id") for c in executed]
     stale = []
     start = 0
     for index, gid in enumerate(ids):
         if gid not in WRITTEN:
             continue
-        printed = _printed_numbers(executed[start:index])
-        for quoted in _quoted_numbers(answers[gid]):
-            if not any(abs(float(quoted) - value) <= TOLERANCE for value in printed):
-                stale.append(f"{gid}: {quoted}")
+        known = _printed_numbers(executed[start:index]) + settings
+        stale += [f"{gid}: {quoted}" for quoted in _quoted_numbers(answers[gid]) if not _found(quoted, known)]
         start = index + 1
     assert not stale, ("numbers quoted in model answers that the executed reference did not print in the same "
-                       f"problem's cells (re-run the notebook and update the answers): {stale}")
+                       f"problem's cells and that are no setting of the config cell (re-run the notebook and update "
+                       f"the answers): {stale}")
+
+
+def _cell_source(grade_id: str) -> str:
+    return next(c.source for c in _cells() if _meta(c).get("grade_id") == grade_id)
+
+
+def test_empty_keyword_data_skips_problem_16(tmp_path, capsys):
+    """A generator that satisfies no keyword prompt (random weights on the GPU smoke run) must not crash
+    the keyword cells: the data cell says what happened and what to do, the training cell skips."""
+    import types
+
+    def no_hits(model, tokenizer, prompts, group_size, *args):
+        text = "<think> x </think> <answer> y </answer>"  # no keyword of any prompt
+        return types.SimpleNamespace(completions=[text] * len(prompts) * group_size)
+
+    stubs = types.SimpleNamespace(sample_completions=no_hits)
+    names = {"AUTOGRADING": False, "PROFILE": "tiny", "MODEL_ID": "m", "ARTIFACTS": tmp_path, "RUN_DIR": tmp_path,
+             "CFG": {"keyword": {"tries": 2, "max_tokens": 8}}, "grpo": stubs, "torch": __import__("torch"),
+             "random": __import__("random"), "json": __import__("json"), "time": __import__("time"),
+             "math_tasks": types.SimpleNamespace(format_r1_zero=lambda q: q), "fresh_policy": lambda: None,
+             "tokenizer": None, "truncate_at_stop": lambda rollout, tokenizer: rollout}
+    exec(_cell_source("keyword_reward"), names)
+    exec(_cell_source("keyword_data"), names)
+    assert names["keyword_train"] == [] and names["keyword_val"] == []
+    exec(_cell_source("keyword_train"), names)
+    out = capsys.readouterr().out
+    assert "kept 0 of" in out and "What to do" in out, out
+    assert "Problem 16's training is skipped" in out and names["keyword_history"] is None, out
+    assert not (tmp_path / "keyword_data").exists()
+
+
+def test_problem_14_without_ray_skips(monkeypatch, capsys):
+    """Without Ray the run cell says so and how to install it, and the plot cell draws nothing."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
+
+    def start_ray():
+        raise AssertionError("start_ray called without Ray")
+
+    names = {"AUTOGRADING": False, "start_ray": start_ray, "async_runs": {}}
+    exec(_cell_source("async_run"), names)
+    exec(_cell_source("async_plot"), names)
+    out = capsys.readouterr().out
+    assert "Problem 14 is skipped" in out and "pip install 'ray" in out, out

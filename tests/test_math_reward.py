@@ -287,6 +287,18 @@ def test_load_math_tiny():
         load_math("train", "huge")
 
 
+def test_data_note_names_source_and_licence(monkeypatch):
+    """Where the problems come from and on what terms: MATH's licence and use, the tiny set's provenance."""
+    monkeypatch.delenv(hm.MATH_SOURCE_VARIABLE, raising=False)
+    full = hm.data_note("full")
+    assert "Hendrycks" in full and "MIT" in full and "this assignment only" in full
+    assert hm.MATH_HUB_SOURCES[0][0] in full
+    monkeypatch.setenv(hm.MATH_SOURCE_VARIABLE, "/data/math")
+    assert "/data/math" in hm.data_note("full")
+    tiny = hm.data_note("tiny")
+    assert "synthetic" in tiny and "no MATH problem" in tiny
+
+
 def test_sft_text_earns_full_reward():
     rng = random.Random(0)
     records = load_math("train", "tiny")

@@ -356,7 +356,7 @@ def check_forward_mass(d, shape=None, todo: str = "TODO 3 (forward push)", rtol:
         want = f"shape {tuple(shape)}" if shape is not None else "a (T, S) array"
         raise ValueError(f"{todo}: d must stay {want}, d[t, s] = probability of being in s at step t; "
                          f"yours has shape {d.shape}")
-    with np.errstate(invalid="ignore"):
+    with np.errstate(all="ignore"):                # NaN entries compare as False: not judged
         negative = np.argwhere(d < -1e-12)
         if negative.size:
             t, s = negative[0]

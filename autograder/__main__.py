@@ -78,9 +78,9 @@ def cmd_release(args) -> int:
 
 def cmd_autograde(args) -> int:
     from autograder.grading.batch import autograde
-    from autograder.reports.feedback import format_table
     from autograder.grading.outcome import SubmissionLayoutError
-    from autograder.isolation.sandbox import SandboxError
+    from autograder.isolation.probe import SandboxError
+    from autograder.reports.feedback import format_table
 
     assignments = load_assignments(Path(args.course_root), args.assignment or None)
     try:

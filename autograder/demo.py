@@ -12,10 +12,10 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.manifest import REPO_ROOT, Assignment
 from autograder.authoring.course import fill_release, new_course
 from autograder.grading.batch import autograde
 from autograder.grading.outcome import Result
+from autograder.manifest import REPO_ROOT, Assignment
 
 SAMPLE_STUDENTS = ("reference", "blank", "buggy")
 DEMO_MANIFEST = "demo_run.json"

@@ -82,18 +82,27 @@ def plain_nbgrader(course: Path, subs: Path, assignment) -> tuple[float, set]:
     """Seconds for plain ``nbgrader autograde`` of every submission in ``subs``, and its scores."""
     from nbgrader.api import Gradebook
 
-    from autograder.authoring.course import run_nbgrader
+    import subprocess
 
     for student in sorted(subs.iterdir()):
         shutil.copytree(student / assignment.id, course / "submitted" / student.name / assignment.id)
+    env = {**os.environ, "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])}
     started = time.perf_counter()
-    done = run_nbgrader(course, ["autograde", assignment.id, "--force"])
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", assignment.id, "--force"], cwd=course,
+                          env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"plain nbgrader autograde failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         scores = {f"{s.score:g}/{s.max_score:g}" for s in gradebook.assignment_submissions(assignment.id)}
     return seconds, scores
+
+
+def stages(results) -> str:
+    """Mean seconds per grading stage (Result.timings), largest first."""
+    names = sorted({k for r in results for k in r.timings})
+    means = {k: statistics.mean(r.timings.get(k, 0.0) for r in results) for k in names}
+    return ", ".join(f"{k} {v:.2f}" for k, v in sorted(means.items(), key=lambda kv: -kv[1]))
 
 
 def workers_ratio(args) -> int:
@@ -112,10 +121,11 @@ def workers_ratio(args) -> int:
             started = time.perf_counter()
             results = autograde(subs, scratch / f"out{workers}", assignments, workers=workers, profile=args.profile)
             timings[workers] = time.perf_counter() - started
-            keys[workers] = [(r.student, r.score, r.status, r.cells, r.feedback) for r in results]
+            keys[workers] = [(r.student, r.score, r.status, r.cells) for r in results]
             scores = sorted({f"{r.score:g}/{r.max_score:g} {r.status}" for r in results})
             print(f"workers={workers}: {timings[workers]:.1f} s wall  ({timings[workers] / args.copies:.1f} s per "
                   f"submission; results: {', '.join(scores)})", flush=True)
+            print(f"  where one submission's time goes (mean s): {stages(results)}", flush=True)
         base = args.workers[0]
         print(f"ratio ours (workers={base}) / plain nbgrader: {timings[base] / plain:.2f}x per submission")
         for workers in args.workers[1:]:

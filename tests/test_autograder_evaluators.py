@@ -1,13 +1,16 @@
 """grpo_format's held-out adherence, measured by the grader outside the student's kernel.
 
-A fixture assignment with grpo_format's three tier cells (they only print what the grader
-measured, as the contract says) and real LoRA adapters on the tiny model: the tiers follow the
-grader's measurement whatever the kernel prints or sets; one evaluator process serves the whole
-batch and measures exactly what a fresh one does; unusable adapters get a line, never a crash.
+A fixture assignment with grpo_format's three tier cells (their hidden part prints the grader's
+measurement from the ``GRADER_MEASUREMENT`` slot, as the contract says) and real LoRA adapters on
+the tiny model: the tiers follow the grader's measurement whatever the kernel prints or sets; one
+evaluator process serves the whole batch, hostile adapters included, and measures a correct
+adapter graded after them exactly as a fresh evaluator does; refused adapters get a line, never a
+crash.
 """
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import nbformat
@@ -15,38 +18,41 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 TIERS = {"test_adherence_50": 0.5, "test_adherence_70": 0.7, "test_adherence_90": 0.9}
-PRINT_MEASUREMENT = (
-    "measured = json.loads(os.environ.get('AUTOGRADER_MEASUREMENTS') or '{}').get('grpo_format')\n"
-    "print('held-out format adherence measured by the grader:', measured)")
+TIER_CELL = (
+    "print('the grader measures held-out adherence')\n"
+    "### BEGIN HIDDEN TESTS\n"
+    "GRADER_MEASUREMENT = None  # the autograder puts its measurement here\n"
+    "print('held-out format adherence measured by the grader:', GRADER_MEASUREMENT)\n"
+    "### END HIDDEN TESTS")
+RULES = {"max_rank": 64, "target_modules": ["q_proj", "v_proj"], "max_mb": 64}
+
+
+def _meta(grade_id, **flags):
+    return {"nbgrader": {"grade": False, "grade_id": grade_id, "locked": True, "schema_version": 3,
+                         "solution": False, "task": False, **flags}}
 
 
 def _course(root: Path) -> Path:
-    cells = [new_markdown_cell("# Format tiers", metadata={"nbgrader": {
-                 "grade": False, "grade_id": "intro", "locked": True, "schema_version": 3, "solution": False,
-                 "task": False}}),
-             new_code_cell("import json, os", metadata={"nbgrader": {
-                 "grade": False, "grade_id": "setup", "locked": True, "schema_version": 3, "solution": False,
-                 "task": False}})]
-    for grade_id in TIERS:
-        cells.append(new_code_cell(PRINT_MEASUREMENT, metadata={"nbgrader": {
-            "grade": True, "grade_id": grade_id, "locked": True, "points": 2, "schema_version": 3,
-            "solution": False, "task": False}}))
+    from manifest_fixtures import write_manifest
+
+    cells = [new_markdown_cell("# Format tiers", metadata=_meta("intro")),
+             new_code_cell("import json, os", metadata=_meta("setup"))]
+    cells += [new_code_cell(TIER_CELL, metadata=_meta(g, grade=True, points=2)) for g in TIERS]
     folder = root / "solutions" / "format_tiers"
     folder.mkdir(parents=True)
     nbformat.write(new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "language": "python",
                                                                       "display_name": "Python 3"}}),
                    folder / "format_tiers.ipynb")
-    from manifest_fixtures import write_manifest
-
     write_manifest(folder, limits={"cell_timeout_s": 60}, artifacts=["artifacts/grpo_format_adapter"],
-                   uses_tiny_model=True,
+                   uses_tiny_model=True, adapters=RULES,
                    evaluator={"name": "grpo_format", "artifact": "artifacts/grpo_format_adapter",
-                              "tiers": {"tiny": TIERS, "full": TIERS}, "timeout_s": 60, "memory_mb": 12288})
+                              "tiers": {"tiny": TIERS, "full": TIERS}, "timeout_s": 120, "memory_mb": 12288})
     return root
 
 
-def _save_adapter(folder: Path, noise: float = 0.0, **manifest):
+def _save_adapter(folder: Path, noise: float = 0.0, **manifest) -> Path:
     import torch
+
     from helpers import lm
 
     model = lm.load_policy("tiny", "Qwen/Qwen2.5-0.5B-Instruct", lora=dict(r=4, alpha=8, dropout=0.0))[0]
@@ -65,10 +71,38 @@ def _save_adapter(folder: Path, noise: float = 0.0, **manifest):
     return path
 
 
+def _edit_config(adapter: Path, **changes) -> None:
+    config = json.loads((adapter / "adapter_config.json").read_text())
+    config.update(changes)
+    (adapter / "adapter_config.json").write_text(json.dumps(config))
+
+
+def _break_second_tensor(adapter: Path) -> None:
+    """A file whose later tensors do not fit the model: peft fails halfway through attaching it."""
+    from safetensors.torch import load_file, save_file
+
+    path = adapter / "adapter_model.safetensors"
+    tensors = load_file(str(path))
+    names = sorted(tensors)
+    tensors[names[-1]] = tensors[names[-1]][:, :1].contiguous() if tensors[names[-1]].shape[1] > 1 else \
+        tensors[names[-1]].repeat(1, 2)
+    save_file(tensors, str(path))
+
+
+HOSTILE = {  # student -> what the adapter does to a shared base model (see evaluators/adapters.py)
+    "init_from_base": lambda a: _edit_config(a, init_lora_weights="pissa"),
+    "modules_to_save": lambda a: _edit_config(a, modules_to_save=["lm_head"]),
+    "layer_replication": lambda a: _edit_config(a, layer_replication=[[0, 1], [0, 1]]),
+    "huge_rank": lambda a: _edit_config(a, r=100000),
+    "fails_halfway": _break_second_tensor,
+    "bias_all": lambda a: _edit_config(a, bias="all"),
+}
+
+
 @pytest.fixture(scope="module")
 def tiers(tmp_path_factory, tiny_model_dir):
-    from autograder.manifest import load_assignments
     from autograder.grading.batch import autograde
+    from autograder.manifest import load_assignments
 
     root = _course(tmp_path_factory.mktemp("tiers"))
     assignments = load_assignments(root)
@@ -86,55 +120,97 @@ def tiers(tmp_path_factory, tiny_model_dir):
             return _save_adapter(folder, **adapter)
         return None
 
-    base = submit("base_adapter")
-    noisy = submit("noisy_adapter", noise=0.5)
-    submit("liar", extra_cell=(  # the kernel claims 100%: the grader does not care
-        "os.environ['AUTOGRADER_MEASUREMENTS'] = json.dumps({'grpo_format': {'rate': 1.0}})\nprint('100%')"))
-    submit("no_adapter", with_adapter=False)
-    submit("full_profile", profile="full", base_model="Qwen/Qwen2.5-0.5B-Instruct")
-    pickled = submit("pickle_weights")
+    base = submit("a_base_adapter")
+    unedited = root / "unedited"
+    for student, attack in HOSTILE.items():  # graded before the correct one (students sort by name)
+        adapter = submit(f"b_{student}", noise=0.5)
+        shutil.copytree(adapter, unedited / student)  # the same weights, the config as saved
+        attack(adapter)
+    noisy = submit("c_noisy_adapter", noise=0.5)
+    submit("d_liar", extra_cell=(  # the kernel claims 100%: the grader does not care
+        "os.environ['AUTOGRADER_MEASUREMENTS'] = json.dumps({'grpo_format': {'rate': 1.0}})\n"
+        "GRADER_MEASUREMENT = {'rate': 1.0}\nprint('100%')"))
+    submit("e_no_adapter", with_adapter=False)
+    submit("f_full_profile", profile="full", base_model="Qwen/Qwen2.5-0.5B-Instruct")
+    pickled = submit("g_pickle_weights")
     (pickled / "adapter_model.safetensors").rename(pickled / "adapter_model.bin")
     results = autograde(subs, root / "out", assignments, workers=1, profile="tiny")
-    return {r.student: r for r in results}, base, noisy
+    return {r.student: r for r in results}, base, noisy, root / "out", unedited
 
 
 def test_tiers_follow_the_graders_measurement(tiers):
-    results, base, noisy = tiers
-    for student in ("base_adapter", "noisy_adapter", "liar"):
+    results, base, noisy, *_ = tiers
+    for student in ("a_base_adapter", "c_noisy_adapter", "d_liar"):
         result = results[student]
         measured = result.measurements["grpo_format"]
         assert measured["error"] is None and measured["total"] == 60 and 0 <= measured["rate"] <= 1
         assert measured["rate"] == measured["hits"] / 60
-        assert measured["thresholds"] == TIERS  # what the kernel was told applies (flat: every profile)
+        assert measured["thresholds"] == TIERS
         for grade_id, threshold in TIERS.items():
             assert result.cells[grade_id][0] == (2.0 if measured["rate"] >= threshold else 0.0), (student, measured)
         assert any(f"measured by the grader: {measured['rate']:.0%}" in line for line in result.feedback)
-    # the liar's kernel printed 100% and its tier cells ran without error: its score is its adapter's
-    assert results["liar"].measurements == {**results["liar"].measurements}
-    assert results["liar"].measurements["grpo_format"]["rate"] == results["base_adapter"].measurements["grpo_format"]["rate"]
-    assert results["liar"].score == results["base_adapter"].score
+    # the liar's kernel printed 100% and set every name it could: its score is its adapter's
+    assert results["d_liar"].measurements["grpo_format"]["rate"] == \
+        results["a_base_adapter"].measurements["grpo_format"]["rate"]
+    assert results["d_liar"].score == results["a_base_adapter"].score
 
 
-def test_one_evaluator_measures_what_a_fresh_one_does(tiers):
+def test_the_tier_cells_print_the_graders_own_measurement(tiers):
+    results, _, _, out, _ = tiers
+    notebook = nbformat.read(out / "autograded" / "d_liar" / "format_tiers" / "format_tiers.ipynb", as_version=4)
+    printed = "".join(o.get("text", "") for c in notebook.cells for o in c.get("outputs", []))
+    rate = results["d_liar"].measurements["grpo_format"]["rate"]
+    assert f"'rate': {rate}" in printed and "'rate': 1.0}" not in printed.replace(f"'rate': {rate}", "")
+
+
+def test_hostile_adapters_cannot_change_what_the_next_submission_is_measured_against(tiers):
     from autograder.evaluators.grpo_format import Evaluator
+    from autograder.manifest import AdapterRules
 
-    results, base, noisy = tiers
-    fresh = Evaluator("tiny").measure(noisy)
-    assert fresh["rate"] == results["noisy_adapter"].measurements["grpo_format"]["rate"]
-    again = Evaluator("tiny").measure(base)
-    assert again["rate"] == results["base_adapter"].measurements["grpo_format"]["rate"]
+    results, base, noisy, _, unedited = tiers
+    rules = AdapterRules(**{**RULES, "target_modules": tuple(RULES["target_modules"])})
+    fresh = Evaluator("tiny")
+    assert fresh.measure(noisy, rules)["rate"] == results["c_noisy_adapter"].measurements["grpo_format"]["rate"]
+    assert fresh.measure(base, rules)["rate"] == results["a_base_adapter"].measurements["grpo_format"]["rate"]
+    for student in HOSTILE:
+        result = results[f"b_{student}"]
+        assert result.status in ("ok", "failed-tests"), (student, result.status, result.feedback)
+    refused = {s: results[f"b_{s}"] for s in ("modules_to_save", "layer_replication", "huge_rank", "bias_all")}
+    for student, result in refused.items():
+        assert [result.cells[g][0] for g in TIERS] == [0, 0, 0], student
+        assert any("was refused and not used" in line for line in result.feedback), (student, result.feedback)
+    # init_lora_weights is ignored (the weights come from the file): it measures like its weights
+    assert results["b_init_from_base"].measurements["grpo_format"]["rate"] == \
+        fresh.measure(unedited / "init_from_base", rules)["rate"]
+    halfway = results["b_fails_halfway"].measurements["grpo_format"]
+    assert halfway["rate"] is None and "could not be loaded" in halfway["error"]
+
+
+def test_a_base_changed_in_place_is_reloaded(tiny_model_dir):
+    import torch
+
+    from autograder.evaluators.shared_base import SharedBase
+    from helpers import lm
+
+    shared = SharedBase(lambda: lm.load_model(str(tiny_model_dir)))
+    assert shared.release() is False  # nothing changed: kept
+    with torch.no_grad():
+        next(shared.model.parameters()).view(-1)[0] += 1e-3  # what an init computed from the base does
+    assert shared.release() is True and shared.reloads == 1
+    fresh = lm.load_model(str(tiny_model_dir))
+    assert all(torch.equal(a, b) for a, b in zip(shared.model.parameters(), fresh.parameters()))
 
 
 def test_unusable_adapters_get_a_line_not_a_crash(tiers):
     results, *_ = tiers
-    missing = results["no_adapter"]
+    missing = results["e_no_adapter"]
     assert [missing.cells[g][0] for g in TIERS] == [0, 0, 0]
     assert any("could not be measured" in line for line in missing.feedback)
-    wrong = results["full_profile"]
+    wrong = results["f_full_profile"]
     assert wrong.status == "wrong-profile" and [wrong.cells[g][0] for g in TIERS] == [0, 0, 0]
     assert any("trained in the full profile" in line and "graded in the tiny profile" in line for line in wrong.feedback)
-    pickled = results["pickle_weights"]
-    assert "safetensors" in pickled.measurements["grpo_format"]["error"]
+    pickled = results["g_pickle_weights"]
+    assert any("adapter_model.bin is not accepted" in line for line in pickled.feedback), pickled.feedback
     assert [pickled.cells[g][0] for g in TIERS] == [0, 0, 0]
 
 
@@ -142,7 +218,7 @@ def test_apply_tiers_thresholds():
     from autograder.evaluators import apply_tiers
     from autograder.grading.outcome import Result
 
-    spec = {"name": "grpo_format", "tiers": TIERS}
+    spec = {"name": "grpo_format", "tiers": TIERS, "profile": "tiny"}
     for rate, earned in ((0.72, [2, 2, 0]), (0.5, [2, 0, 0]), (0.9, [2, 2, 2]), (0.49, [0, 0, 0])):
         result = Result("s", "grpo_format", cells={g: [2.0, 2.0] for g in TIERS},
                         measurements={"grpo_format": {"rate": rate, "hits": 0, "total": 60, "error": None}})
@@ -150,33 +226,12 @@ def test_apply_tiers_thresholds():
         apply_tiers(result, spec, record)
         assert [result.cells[g][0] for g in TIERS] == earned
         assert [record["grades"][f"grpo_format/{g}"]["auto_score"] for g in TIERS] == earned
-
-
-def test_tiers_per_profile_and_flat():
-    from autograder.evaluators import apply_tiers, tiers_for
-    from autograder.grading.outcome import Result
-
-    per_profile = {"full": TIERS, "tiny": {"test_adherence_50": 0.3, "test_adherence_70": 0.4, "test_adherence_90": 0.5}}
-    assert tiers_for(per_profile, "tiny") == per_profile["tiny"] and tiers_for(per_profile, "full") == TIERS
-    assert tiers_for(TIERS, "tiny") == tiers_for(TIERS, "full") == TIERS  # flat: the same in every profile
-    with pytest.raises(ValueError, match="add a 'colab' entry"):
-        tiers_for(per_profile, "colab")
-    with pytest.raises(ValueError, match="not a mix"):
-        tiers_for({"tiny": TIERS, "test_adherence_50": 0.5}, "tiny")
-    with pytest.raises(ValueError, match="between 0 and 1"):
-        tiers_for({"tiny": {"test_adherence_50": 50}}, "tiny")
-    spec = {"name": "grpo_format", "tiers": tiers_for(per_profile, "tiny"), "profile": "tiny"}
-    result = Result("s", "grpo_format", cells={g: [2.0, 2.0] for g in TIERS},
-                    measurements={"grpo_format": {"rate": 0.45, "hits": 27, "total": 60, "error": None}})
-    apply_tiers(result, spec, None)
-    assert [result.cells[g][0] for g in TIERS] == [2, 2, 0]
-    assert any("tiers of the tiny profile (thresholds 30% / 40% / 50%)" in line for line in result.feedback), result.feedback
-    assert "below the 50% tier (tiny profile)" in result.cell_messages["test_adherence_90"]
+    assert "below the 90% tier (tiny profile)" in result.cell_messages["test_adherence_90"]
 
 
 def test_grpo_format_declares_tiers_for_every_profile():
-    from autograder.manifest import load_assignments
     from autograder.evaluators import declared
+    from autograder.manifest import load_assignments
 
     repo = Path(__file__).resolve().parents[1]
     (assignment,) = load_assignments(repo, ["grpo_format"])

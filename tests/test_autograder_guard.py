@@ -5,7 +5,6 @@ from __future__ import annotations
 import builtins
 import subprocess
 import sys
-import time
 
 import nbformat
 import pytest
@@ -49,6 +48,7 @@ def test_guard_restores_patched_comparisons_builtins_and_aliases(shell):
 
 def test_guard_records_torch_when_first_imported(shell):
     import torch  # noqa: F401  (pinned: a missing torch must fail, not skip)
+
     from autograder.kernel import guard as kernel_guard
 
     shell.run_cell("import torch\ntorch.allclose = lambda *a, **k: True\ntorch.Tensor.allclose = lambda *a, **k: True")
@@ -113,3 +113,34 @@ def test_an_error_reply_fails_the_cell_even_when_its_output_is_late():
     assert determine_grade(cell)[0] == 0
     asyncio.run(GuardedExecute(allow_errors=True)._check_raise_for_error(cell, 0, reply))
     assert len(cell.outputs) == 1  # an error output that did arrive is not doubled
+
+
+def test_exact_refuses_lying_tensors_and_subclasses():
+    import numpy as np
+    import torch
+
+    from autograder.kernel.exact import NotExact, exact_array, exact_tensor
+
+    tensor = torch.tensor([1.0, 2.0])
+    tensor.detach = lambda: torch.tensor([9.0, 9.0])  # an instance attribute hiding the method
+    with pytest.raises(NotExact, match="'detach' was replaced"):
+        exact_tensor(tensor)
+
+    class Agree(np.ndarray):
+        def __eq__(self, other):
+            return True
+
+    with pytest.raises(NotExact, match="no subclass"):
+        exact_array(np.zeros(2).view(Agree))
+    assert exact_array(torch.tensor([1.0], dtype=torch.bfloat16)).tolist() == [1.0]
+
+
+def test_the_guard_knows_every_helpers_module():
+    """A helpers module the guard does not record could be patched without being restored."""
+    import pkgutil
+
+    import helpers
+    from autograder.kernel.guard import HELPERS_MODULES
+
+    found = {"helpers"} | {f"helpers.{m.name}" for m in pkgutil.iter_modules(helpers.__path__)}
+    assert set(HELPERS_MODULES) == found

@@ -73,7 +73,47 @@ GUARDED_CELLS = [
                              'assert config["base_model_name_or_path"] == "tiny-base", '
                              '"adapter: trained on another base model"',
      {"grade": True, "points": 1}),
+    # a hidden test that scores through a helpers function (as tiny_grpo's improvement test samples
+    # through helpers): a notebook that patched the function must not change what the test sees
+    ("code", "sort3", 'def sort3(digits):\n    """The digits in increasing order."""\n    ### BEGIN SOLUTION\n'
+                      "    return sorted(digits)\n    ### END SOLUTION", {"solution": True}),
+    ("code", "test_sort3", "### BEGIN HIDDEN TESTS\n"
+                           "from autograder.kernel.exact import exact_int, exact_list\n"
+                           "from helpers import toy_sort as _toy_sort\n"
+                           "_got_s = exact_list(sort3([3, 1, 2]), exact_int)\n"
+                           'assert _toy_sort.distance_reward([3, 1, 2], _got_s) == 3.0, "sort3: order"\n'
+                           "### END HIDDEN TESTS", {"grade": True, "points": 1}),
 ]
+WRONG_SORT_PATCHING_HELPERS = '''return list(digits)  # wrong: not sorted
+from helpers import toy_sort
+toy_sort.distance_reward = lambda prompt, response: 3.0'''
+TENSOR_ATTR = '''import torch
+wrong = torch.as_tensor(np.asarray(x, dtype=float))  # wrong values...
+right = 3.0 * wrong
+wrong.detach = lambda: right  # ...that would read as right through wrong.detach()
+wrong.allclose = lambda *a, **k: True
+return wrong'''
+HOARD = '''import numpy
+globals()["_hoard"] = numpy.ones((MEMORY_MB - 700) * 2**17)  # most of the kernel's memory, kept
+''' + "return 2.0 * np.asarray(x, dtype=float)"
+STEAL_TOKEN = '''import os
+found = [os.environ.get(k) for k in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")]
+for path in (TOKEN_PATHS + [os.path.expanduser("~/.cache/huggingface/token"),
+                            os.path.join(os.environ.get("HF_HOME", "/nonexistent"), "token")]):
+    try:
+        found.append(open(path).read())
+    except OSError as error:
+        found.append(type(error).__name__)
+print("stolen:", found, dict(os.environ))
+''' + "return 2.0 * np.asarray(x, dtype=float)"
+TOKEN = "hf_" + "Instructorsecret0123456789abcdefXYZ"
+
+
+def _body(code: str) -> str:
+    """``code`` as the body of the function whose return line a patch replaces (4-space indent)."""
+    return code.replace("\n", "\n    ")
+
+
 HIDDEN_LINES = ("double(np.arange(4))", "triple([-1.0])", "add(-5, 5)", "add(0.5, 0.25)", "Because it is.",
                 "return a + b", "return 2.0 * np.asarray", "return 3.0 * np.asarray", "double: halves")
 
@@ -91,17 +131,24 @@ def _build_guarded(course: Path) -> None:
     from manifest_fixtures import write_manifest
 
     write_manifest(folder, limits={"cell_timeout_s": CELL_TIMEOUT, "memory_mb": MEMORY_MB, "disk_mb": 64},
-                   artifacts=["artifacts/adapter"],
+                   artifacts=["artifacts/adapter"], adapters={"max_rank": 8, "target_modules": ["q_proj"], "max_mb": 1},
                    demo={"buggy_description": "", "buggy_patches": [],
                          "expected": {"reference": 4, "blank": 0, "buggy": 0}})
 
 
 def _adapter(folder: Path, base="tiny-base", config_text=None, where="artifacts/adapter"):
+    """A small LoRA-shaped adapter (one q_proj, rank 2) the adapter rules accept."""
+    import numpy as np
+    from safetensors.numpy import save_file
+
     adapter = folder / where
     adapter.mkdir(parents=True)
-    (adapter / "adapter_config.json").write_text(config_text or json.dumps({"base_model_name_or_path": base}))
-    header = json.dumps({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}).encode()
-    (adapter / "adapter_model.safetensors").write_bytes(len(header).to_bytes(8, "little") + header + b"\0\0\0\0")
+    (adapter / "adapter_config.json").write_text(config_text or json.dumps(
+        {"base_model_name_or_path": base, "peft_type": "LORA", "r": 2, "lora_alpha": 4, "target_modules": ["q_proj"],
+         "bias": "none"}))
+    prefix = "base_model.model.model.layers.0.self_attn.q_proj"
+    save_file({f"{prefix}.lora_A.weight": np.zeros((2, 8), np.float32),
+               f"{prefix}.lora_B.weight": np.zeros((8, 2), np.float32)}, str(adapter / "adapter_model.safetensors"))
 
 
 def _patch(grade_id, old, new):
@@ -339,41 +386,50 @@ EXPECTED = {
     "infinite_loop": ("guarded", 2, "timeout", f"{CELL_TIMEOUT} s per-cell limit"),
     "os_exit": ("guarded", 2, "crashed", "kernel died"),
     "killed_kernel": ("guarded", 2, "crashed", "kernel died"),
-    "memory_hog": ("guarded", 3, "out-of-memory", f"{MEMORY_MB} MiB memory limit"),
+    "memory_hog": ("guarded", 4, "out-of-memory", f"{MEMORY_MB} MiB memory limit"),
     "cells_mangled": ("toy_add", 2, "ok", "appears more than once"),
     "test_edited": ("toy_add", 0, "failed-tests", "test cell test_add was edited"),
     "not_json": ("toy_add", 0, "invalid", "not a valid Jupyter notebook"),
     "not_notebook": ("toy_add", 0, "invalid", "not a valid Jupyter notebook"),
-    "patched_compare": ("guarded", 1, "failed-tests", "numpy.allclose"),
-    "adapter_missing": ("guarded", 3, "failed-tests", "artifact artifacts/adapter is missing"),
-    "adapter_corrupt": ("guarded", 3, "failed-tests", "adapter_config.json is corrupt"),
-    "adapter_wrong_base": ("guarded", 3, "failed-tests", "trained on 'Qwen/Qwen2.5-7B'"),
-    "huge_output": ("guarded", 4, "ok", None),
+    "patched_compare": ("guarded", 2, "failed-tests", "numpy.allclose"),
+    "adapter_missing": ("guarded", 4, "failed-tests", "artifact artifacts/adapter is missing"),
+    "adapter_corrupt": ("guarded", 4, "failed-tests", "refused and not used: adapter_config.json cannot be read"),
+    "adapter_wrong_base": ("guarded", 4, "failed-tests", "trained on another base model"),
+    "huge_output": ("guarded", 5, "ok", None),
     # issue 13: tampering with how results are reported
-    # (tampering is found and undone at the first test: triple, correct here, and the adapter still count)
-    "h_tamper": ("guarded", 2, "integrity", "Session.send"),
-    # restored, and the wrong answer fails (triple is correct: 1 + the adapter's 1)
-    "h_repatch": ("guarded", 2, "failed-tests", "background thread"),
-    "h_caller_frame": ("guarded", 1, "failed-tests", "no subclass"),
-    "h_subclass": ("guarded", 1, "failed-tests", "no subclass"),
-    "h_in_function": ("guarded", 1, "failed-tests", "double: arange"),
+    # (tampering is found and undone at the first test: triple, sort3, the adapter still count)
+    "h_tamper": ("guarded", 3, "integrity", "Session.send"),
+    # restored, and the wrong answer fails (triple, sort3 and the adapter are correct)
+    "h_repatch": ("guarded", 3, "failed-tests", "background thread"),
+    "h_caller_frame": ("guarded", 2, "failed-tests", "no subclass"),
+    "h_subclass": ("guarded", 2, "failed-tests", "no subclass"),
+    "h_in_function": ("guarded", 2, "failed-tests", "double: arange"),
     # a student cell after a test cell reads IPython's input history (In, _ih, _i*, the history
     # manager) and prints it reversed, which no scrubbing of output lines would recognise
-    "h_history": ("guarded", 4, "ok", None),
+    "h_history": ("guarded", 5, "ok", None),
     # escapes: signals, detached processes, peers' files, network, disk; correct answers
-    "h_escape": ("guarded", 4, "ok", None),
+    "h_escape": ("guarded", 5, "ok", None),
     "h_read_source": ("toy_add", 0, "failed-tests", None),
     "h_irl_source": ("maxent_irl", 0, "failed-tests", None),
     "h_pasted": ("toy_add", 2, "ok", "matched by its content"),
     "h_fifo": ("toy_add", 2, "ok", "a FIFO"),
+    # issue 18: a patched helpers function is restored before the hidden test that scores through it
+    "h_helpers": ("guarded", 4, "failed-tests", "sort3: order"),
+    # a tensor whose methods were replaced on the instance is refused by autograder.kernel.exact
+    "h_tensor_attr": ("guarded", 4, "failed-tests", "triple: values"),
+    # a notebook that keeps most of the kernel's memory: the checks it starves fail as out of
+    # memory, never as tampering (no IntegrityError), and the others keep their points
+    "h_hoard": ("guarded", 3, "out-of-memory", "memory limit"),
+    # the kernel looks for the instructor's Hugging Face token (environment, HF_HOME, home): none there
+    "h_token": ("guarded", 5, "ok", None),
     # through collect
     "unnamed": ("toy_add", 2, "ok", None),
     "latecomer": ("toy_add", 2, "ok", "late"),
     "bomber": ("toy_add", 2, "ok", None),
     "fifo_person": ("toy_add", 2, "ok", None),
-    "packer": ("guarded", 4, "ok", "found artifacts/adapter"),
+    "packer": ("guarded", 5, "ok", "found artifacts/adapter"),
     # correct and blank, after all of the above
-    "zz_ref_guarded": ("guarded", 4, "ok", None),
+    "zz_ref_guarded": ("guarded", 5, "ok", None),
     "zz_ref_toy": ("toy_add", 2, "ok", None),
     "zz_ref_irl": ("maxent_irl", 28, "ok", None),
     "zz_blank_guarded": ("guarded", 0, "failed-tests", None),
@@ -381,7 +437,8 @@ EXPECTED = {
     "zz_blank_irl": ("maxent_irl", 0, "failed-tests", None),
 }
 CORRECT = [s for s, (_, score, status, _) in EXPECTED.items() if s.startswith("zz_ref") or s in (
-    "h_escape", "h_history", "huge_output", "unnamed", "latecomer", "bomber", "fifo_person", "packer", "h_pasted", "h_fifo")]
+    "h_escape", "h_history", "huge_output", "unnamed", "latecomer", "bomber", "fifo_person", "packer", "h_pasted", "h_fifo",
+    "h_token")]
 
 
 def _zip_bomb(path: Path, megabytes: int = 300) -> None:
@@ -394,13 +451,21 @@ def _zip_bomb(path: Path, megabytes: int = 300) -> None:
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
-    from autograder.manifest import load_assignments
+    from autograder.authoring.course import fill_release, generate
     from autograder.grading.batch import autograde
     from autograder.intake.lms import collect
-    from autograder.authoring.course import fill_release, generate
-    from autograder.isolation.sandbox import probe
+    from autograder.isolation.probe import probe
+    from autograder.manifest import load_assignments
 
     root = tmp_path_factory.mktemp("hostile")
+    # the grader's Hugging Face home holds the instructor's token (0600) and a hub cache
+    hf_home = root / "hf-home"
+    (hf_home / "hub").mkdir(parents=True)
+    (hf_home / "token").write_text(TOKEN)
+    os.chmod(hf_home / "token", 0o600)
+    os.chmod(hf_home, 0o700)
+    saved_env = {k: os.environ.get(k) for k in ("HF_HOME", "HF_TOKEN")}
+    os.environ.update(HF_HOME=str(hf_home), HF_TOKEN=TOKEN)
     course = root / "course"
     shutil.copytree(FIXTURE, course)
     _build_guarded(course)
@@ -456,6 +521,11 @@ def hostile(tmp_path_factory):
     if probe().isolated:  # never without isolation: it kills every process it can see and writes everywhere
         submit("h_escape", "guarded", _patch("double", DOUBLE, ESCAPE))
     submit("h_read_source", "toy_add", _patch("add", "return a + b", READ_SOURCE))  # (read-only attacks)
+    submit("h_helpers", "guarded", _patch("sort3", "return sorted(digits)", _body(WRONG_SORT_PATCHING_HELPERS)))
+    submit("h_tensor_attr", "guarded", _patch("triple", TRIPLE, _body(TENSOR_ATTR)))
+    submit("h_hoard", "guarded", _patch("double", DOUBLE, _body(HOARD.replace("MEMORY_MB", str(MEMORY_MB)))))
+    token_paths = [str(hf_home / "token"), str(Path.home() / ".cache" / "huggingface" / "token")]
+    submit("h_token", "guarded", _patch("double", DOUBLE, _body(STEAL_TOKEN.replace("TOKEN_PATHS", repr(token_paths)))))
 
     irl = submit("h_irl_source", "maxent_irl", blank=True)
     notebook = nbformat.read(irl, as_version=4)
@@ -554,11 +624,15 @@ def hostile(tmp_path_factory):
     out = root / "out"
     lines = []
     started = time.perf_counter()
-    results = autograde(subs, out, assignments, workers=2, profile="tiny", log=lines.append)
+    try:
+        results = autograde(subs, out, assignments, workers=2, profile="tiny", log=lines.append)
+    finally:
+        for key, value in saved_env.items():
+            os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
     seconds = time.perf_counter() - started
     return {"results": {r.student: r for r in results}, "out": out, "subs": subs, "root": root, "beside": beside,
             "expected": expected, "reports": (report_a, report_b, report_c), "zoe": zoe, "log": lines,
-            "seconds": seconds, "isolation": probe(), "assignments": assignments}
+            "seconds": seconds, "isolation": probe(), "assignments": assignments, "hf_home": hf_home}
 
 
 def test_every_submission_gets_its_score_status_and_reason(hostile):
@@ -613,12 +687,13 @@ def test_isolation_blocks_escapes(hostile):
     assert not [line for line in report if line.startswith(("killed", "connected", "wrote 200"))], report
     assert "disk full (OSError)" in report and "no network (OSError)" in report, report
     assert not [line for line in report if line.startswith("wrote") and not line.startswith(("wrote /home/",))], report
-    assert results["h_escape"].isolation.startswith("namespaces")
+    assert results["h_escape"].isolation.startswith("bubblewrap")
 
 
 def test_nothing_written_outside_out_and_only_by_the_grader(hostile):
     import psutil
-    from autograder.isolation.sandbox import UID_BASE
+
+    from autograder.isolation.spec import UID_BASE
 
     root, out, subs, beside = hostile["root"], hostile["out"], hostile["subs"], hostile["beside"]
     time.sleep(2)  # a detached process of a graded notebook would still be writing now
@@ -654,8 +729,8 @@ def test_grades_csv_gradebook_and_lms_file(hostile):
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
         graded = {(s.student.id, s.assignment.name): s.score for a in ("toy_add", "guarded", "maxent_irl")
                   for s in gb.assignment_submissions(a)}
-    assert graded[("zz_ref_guarded", "guarded")] == 4 and graded[("zz_ref_toy", "toy_add")] == 2
-    assert graded[("h_tamper", "guarded")] == 2 and graded[("not_json", "toy_add")] == 0
+    assert graded[("zz_ref_guarded", "guarded")] == 5 and graded[("zz_ref_toy", "toy_add")] == 2
+    assert graded[("h_tamper", "guarded")] == 3 and graded[("not_json", "toy_add")] == 0
     lms = {row["student"]: row for row in csv.DictReader(open(out / "lms_grades.csv"))}
     assert (lms["latecomer"]["lms"], lms["latecomer"]["lms_user_id"], lms["latecomer"]["late"]) == ("canvas", "3302", "late")
     assert lms["unnamed"]["name"] == ".." and lms["unnamed"]["lms_user_id"] == "3301"
@@ -697,9 +772,10 @@ def test_feedback_of_repaired_and_restored_submissions(hostile):
 
 
 def test_rerun_updates_the_gradebook_instead_of_duplicating(hostile, tmp_path):
-    from autograder.grading.batch import autograde
-    from autograder.authoring.course import fill_release
     from nbgrader.api import Gradebook
+
+    from autograder.authoring.course import fill_release
+    from autograder.grading.batch import autograde
 
     out, subs, assignments = hostile["out"], hostile["subs"], hostile["assignments"]
     again = tmp_path / "again"
@@ -726,3 +802,22 @@ def test_summary_table(hostile, capsys):
         for student in sorted(results):
             r = results[student]
             print(f"{student:20s} {r.score:g}/{r.max_score:g}  {r.status:14s} {' | '.join(r.feedback)[:300]}")
+
+
+def test_no_grader_secret_or_host_path_reaches_a_student(hostile):
+    """The kernel that went looking for the instructor's token found none, the token's file and
+    folder keep their modes, and no feedback file names the grader's folders."""
+    from autograder.manifest import REPO_ROOT
+
+    out, hf_home = hostile["out"], hostile["hf_home"]
+    printed = "".join(o.get("text", "") for c in nbformat.read(
+        out / "autograded" / "h_token" / "guarded" / "guarded.ipynb", as_version=4).cells for o in c.get("outputs", []))
+    assert "stolen:" in printed  # the attack ran
+    for path in [*(out / "feedback").rglob("*"), *(out / "autograded").rglob("*")]:
+        if path.is_file():
+            text = path.read_text(errors="replace")
+            assert TOKEN not in text, path
+            for host in (str(REPO_ROOT), sys.prefix, str(hf_home), str(Path.home()) + "/"):
+                assert host not in text, (path, host)
+    assert oct(os.stat(hf_home / "token").st_mode & 0o777) == "0o600"
+    assert oct(os.stat(hf_home).st_mode & 0o777) == "0o700"

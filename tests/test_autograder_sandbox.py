@@ -1,15 +1,15 @@
 """The sandbox on its own (no nbgrader): what a command inside it can see and do. Fast.
 
 Runs in every mode this host offers (``root`` when the tests run as root, ``user`` where
-unprivileged user namespaces work); on a host with neither, the probe's one-line reason is what
-the batch prints, and these tests say so instead of passing silently.
+unprivileged user namespaces work). A mode the host lacks is skipped with the probe's reason; on
+Linux CI (root, namespaces) both run, and ``test_this_ci_host_isolates`` fails if neither does.
 """
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -21,7 +21,16 @@ report = {"pid": os.getpid(), "uid": os.getuid(), "cwd": os.getcwd(), "files": s
 report["visible_pids"] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
 report["secret"] = os.path.exists(sys.argv[1])
 report["repo_solutions"] = os.path.exists(sys.argv[2])
-report["autograder"] = sorted(os.listdir(sys.argv[3]))
+report["autograder"] = sorted(p for p in os.listdir(sys.argv[3]) if p != "__pycache__")
+report["env"] = dict(os.environ)
+report["token_readable"] = False
+for path in (sys.argv[5], os.path.expanduser("~/.cache/huggingface/token")):
+    try:
+        open(path).read()
+        report["token_readable"] = True
+    except OSError:
+        pass
+report["hub"] = sorted(os.listdir(os.environ["HF_HUB_CACHE"])) if os.environ.get("HF_HUB_CACHE") else None
 try:
     socket.create_connection(("1.1.1.1", 53), timeout=2)
     report["network"] = True
@@ -42,7 +51,7 @@ except OSError:
 if os.fork() == 0:  # a detached daemon that would write outside after we exit
     os.setsid()
     if os.fork() == 0:
-        time.sleep(3)
+        time.sleep(2)
         for path in (sys.argv[4], "/tmp/daemon-was-here"):
             try:
                 open(path, "w").write("daemon")
@@ -56,7 +65,7 @@ print(json.dumps(report))
 
 
 def _modes():
-    from autograder.isolation.sandbox import probe
+    from autograder.isolation.probe import probe
 
     found = []
     for mode in ("root", "user"):
@@ -66,52 +75,111 @@ def _modes():
     return found
 
 
-def test_some_isolation_is_available_or_explained():
-    from autograder.isolation.sandbox import probe
+@pytest.mark.skipif(not sys.platform.startswith("linux") or os.environ.get("CI_NO_SANDBOX") == "1",
+                    reason="isolation needs Linux namespaces")
+def test_this_ci_host_isolates():
+    """On the kit's own Linux machines (root, namespaces), kernels are isolated: a grader that
+    silently fell back to no isolation would pass every other test here."""
+    from autograder.isolation.probe import probe
 
     isolation = probe()
-    assert isolation.isolated or isolation.reason, isolation
+    assert isolation.isolated, f"no isolation on this Linux host: {isolation.reason}"
+    assert isolation.mode == ("root" if os.geteuid() == 0 else "user")
+
+
+def _wait_for(predicate, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return predicate()
 
 
 @pytest.mark.parametrize("mode", _modes())
-def test_a_command_sees_only_its_own_copy(mode, tmp_path):
-    from autograder.isolation import sandbox
+def test_a_command_sees_only_its_own_copy_and_no_grader_secret(mode, tmp_path, monkeypatch):
+    from autograder.isolation import filesystem, launcher
+    from autograder.isolation.probe import next_uid
+    from autograder.isolation.spec import Spec
 
     course = tmp_path / "course"
     (course / "source").mkdir(parents=True)
     secret = course / "source" / "hidden_tests.ipynb"
     secret.write_text("### BEGIN HIDDEN TESTS")
+    hf_home = tmp_path / "hf"
+    (hf_home / "hub" / "models--x--y").mkdir(parents=True)
+    token = hf_home / "token"
+    token.write_text("hf_instructorsecret")
+    os.chmod(token, 0o600)
+    os.chmod(hf_home, 0o700)
+    monkeypatch.setenv("HF_HOME", str(hf_home))
+    monkeypatch.setenv("HF_TOKEN", "hf_instructorsecret")
     work = tmp_path / "submission"
     work.mkdir()
     (work / "answer.py").write_text("x = 1")
     script = tmp_path / "inside.py"
     script.write_text(INSIDE)
     outside = tmp_path / "outside.txt"
-    channel = Path(tempfile.mkdtemp(prefix="agk-"))
-    try:
-        spec = sandbox.Spec(mode=mode, channel=str(channel), uid=sandbox.next_uid(), gid=sandbox.next_uid(), disk_mb=32,
-                            workdir="/home/student/work", copy_from=str(work), readonly=(str(script),),
-                            argv=[sys.executable, str(script), str(secret), str(Path(sandbox.autograder_dir()).parent
-                                                                               / "solutions"),
-                                  sandbox.autograder_dir(), str(outside)])
-        started = time.perf_counter()
-        run = subprocess.run([sys.executable, "-I", "-c", sandbox.LAUNCH_BOOT, "--spec", str(spec.write())],
-                             capture_output=True, text=True, timeout=120)
-        assert run.returncode == 0, run.stderr
-        report = json.loads(run.stdout.strip().splitlines()[-1])
-        seconds = time.perf_counter() - started
-    finally:
-        import shutil
-
-        shutil.rmtree(channel, ignore_errors=True)
+    channel = tmp_path / "channel"
+    channel.mkdir()
+    uid = next_uid() if mode == "root" else os.getuid()
+    if mode == "root":
+        os.chown(channel, uid, uid)
+    mounts, cache_env = filesystem.stage_caches(tmp_path / "staged", other_uid=mode == "root")
+    spec = Spec(mode=mode, channel=str(channel), uid=uid, disk_mb=32, workdir="/home/student/work",
+                work_from=str(work), mounts=(*mounts, (str(script), "/run/inside.py")), env=cache_env,
+                argv=[sys.executable, "/run/inside.py", str(secret), str(Path(filesystem.autograder_dir()).parent
+                                                                         / "solutions"),
+                      filesystem.autograder_dir(), str(outside), str(token)])
+    run = subprocess.run([sys.executable, "-I", "-c", launcher.LAUNCH_BOOT, "--spec", str(spec.write(tmp_path))],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout.strip().splitlines()[-1])
     assert report["cwd"] == "/home/student/work" and report["files"] == ["answer.py"]
     assert report["pid"] == 2 and report["visible_pids"] == [1, 2]  # init and itself: nothing else
     assert not report["secret"] and not report["repo_solutions"]
-    assert report["autograder"] == sorted(sandbox.KERNEL_MODULES)  # no samples/, no evaluators/
-    assert not report["network"] and report["quota"]
-    assert not outside.exists()  # (in user mode the path may exist in the sandbox's own tmpfs: not here)
+    assert report["autograder"] == ["__init__.py", "kernel"]  # no evaluators/, grading/, manifests
+    assert not report["network"] and report["quota"] and not report["wrote_outside"]
+    assert not report["token_readable"] and "hf_instructorsecret" not in json.dumps(report["env"])
+    assert report["env"]["HOME"] == "/home/student" and str(hf_home) not in json.dumps(report["env"])
+    assert report["hub"] == ["models--x--y"]  # the cache's hub/ is there, read-only, its token is not
+    assert oct(os.stat(token).st_mode & 0o777) == "0o600" and oct(os.stat(hf_home).st_mode & 0o777) == "0o700"
     if mode == "root":
-        assert report["uid"] >= sandbox.UID_BASE
-    time.sleep(4)  # the daemon would have written by now: it died with the sandbox
-    assert not outside.exists()
-    assert seconds < 60
+        assert report["uid"] == uid
+    # the daemon would write within 2 s: it died with the sandbox
+    assert not _wait_for(outside.exists, timeout=4)
+
+
+def test_limits_fall_back_to_rlimits_without_a_delegated_cgroup(tmp_path):
+    from autograder.isolation import limits
+
+    assert limits.delegated(None).startswith("no cgroup v2")
+    fake = tmp_path / "cg"
+    fake.mkdir()
+    (fake / "cgroup.controllers").write_text("cpu io\n")
+    assert "memory, pids" in limits.delegated(fake)
+
+
+def test_limits_use_a_delegated_cgroup(tmp_path, monkeypatch):
+    """A delegated cgroup-v2 folder (simulated: plain files) gets memory.max, pids.max and the pid."""
+    from autograder.isolation import limits
+
+    parent = tmp_path / "cg"
+    parent.mkdir()
+    (parent / "cgroup.controllers").write_text("cpu memory pids\n")
+    (parent / "cgroup.subtree_control").write_text("")
+    real_mkdir = Path.mkdir
+
+    def mkdir(self, *args, **kwargs):  # a cgroup folder comes with its control files
+        real_mkdir(self, *args, **kwargs)
+        for name in ("memory.max", "pids.max", "cgroup.procs", "memory.swap.max"):
+            (self / name).touch()
+
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    applied = limits.enter_cgroup(1024, 256, parent=parent)
+    group = Path(applied.group)
+    assert applied.how == "cgroup v2"
+    assert (group / "memory.max").read_text() == str(1024 * 2**20)
+    assert (group / "pids.max").read_text() == "256"
+    assert (group / "cgroup.procs").read_text() == str(os.getpid())
+    assert (group / "memory.swap.max").read_text() == "0"

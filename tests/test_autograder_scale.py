@@ -3,14 +3,11 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
-import nbformat
 import pytest
 
 FIXTURE = Path(__file__).parent / "fixtures" / "course"
@@ -119,8 +116,9 @@ def _key(results):
 
 def test_workers_and_ray_give_identical_results(small_batch):
     import ray  # noqa: F401  (pinned in requirements.txt)
-    from autograder.manifest import load_assignments
+
     from autograder.grading.batch import autograde
+    from autograder.manifest import load_assignments
 
     root, subs = small_batch
     assignments = load_assignments(FIXTURE)
@@ -143,8 +141,8 @@ def test_workers_and_ray_give_identical_results(small_batch):
 
 
 def test_gpu_assignment_on_cpu_grader_fails_clearly_unless_tiny(small_batch, monkeypatch):
-    from autograder.manifest import load_assignments
     from autograder.grading.batch import autograde
+    from autograder.manifest import load_assignments
 
     root, subs = small_batch
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # a CPU-only grader, whatever this machine has

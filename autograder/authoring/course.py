@@ -12,91 +12,11 @@ from pathlib import Path
 import nbformat
 
 from autograder.manifest import Assignment, Patch
-
-COURSE_CONFIG = '''\
-c = get_config()
-c.CourseDirectory.root = {root!r}
-c.CourseDirectory.course_id = "course-kit"
-c.Execute.timeout = {timeout}
-c.Execute.interrupt_on_timeout = True
-c.Execute.raise_on_iopub_timeout = False
-c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}}
-c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
-c.LimitOutput.max_lines = 200
-c.LimitOutput.max_traceback = 20
-c.Autograde.create_student = True
-'''
-
-# Added to the config of every course copy a submission is graded in (see grading.py).
-GRADING_CONFIG = '''
-from nbconvert.preprocessors import ClearMetadataPreprocessor
-from nbgrader.preprocessors import IgnorePattern, LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata
-c.Execute.kernel_name = {kernel!r}
-# after a cell's reply, how long its outputs may take to arrive: on loaded cores 10 s was not
-# always enough, and a late output lost is a lost error (a failing check scored as passing) or
-# a lost guard reply (a correct check marked as tampering); GuardedExecute also backs errors up
-c.Execute.iopub_timeout = 60
-# ZMQ over unix sockets in the channel folder: works across the kernel's network namespace
-c.KernelManager.transport = "ipc"
-c.GuardedExecute.guard = {guard!r}
-c.Autograde.autograde_preprocessors = [
-    "autograder.grading.executor.GuardedExecute", IgnorePattern, ClearMetadataPreprocessor,
-    "autograder.grading.executor.CapOutput", LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata,
-]
-'''
-GRADER_KERNEL = "course-kit-grader"
+from autograder.nbconfig import write_course_config, write_kernelspec
 
 
 class NbgraderError(RuntimeError):
     pass
-
-
-def nbgrader_executable() -> list[str]:
-    return [sys.executable, "-m", "nbgrader"]
-
-
-def write_config(course: Path, timeout: int = 120, grading: bool = False, guard: bool = True,
-                 channel: Path | None = None) -> None:
-    text = COURSE_CONFIG.format(root=str(course), timeout=timeout)
-    if grading:
-        text += GRADING_CONFIG.format(kernel=GRADER_KERNEL, guard=guard)
-    if channel is not None:  # the connection file and sockets live in the folder shared with the sandbox
-        text += (f"c.KernelManager.connection_file = {str(Path(channel) / 'kernel.json')!r}\n"
-                 f"c.KernelManager.ip = {str(Path(channel) / 'k')!r}\n")
-    (course / "nbgrader_config.py").write_text(text)
-
-
-def write_kernelspec(jupyter_dir: Path) -> Path:
-    """A kernelspec that starts ``autograder.kernel.launcher`` (limits + guard) with this Python,
-    through ``autograder.isolation.sandbox.launch`` (isolation per AUTOGRADER_SANDBOX_SPEC); put
-    ``jupyter_dir`` on JUPYTER_PATH to use it."""
-    from autograder.isolation.sandbox import kernelspec_argv
-
-    spec = Path(jupyter_dir) / "kernels" / GRADER_KERNEL
-    spec.mkdir(parents=True, exist_ok=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        # `-I -c`: the submission's folder (the kernel's cwd) never comes first on sys.path
-        "argv": kernelspec_argv(),
-        "display_name": "Python 3 (course-kit grader)",
-        "language": "python",
-        "interrupt_mode": "signal",
-    }, indent=1))
-    return spec
-
-
-def run_nbgrader(course: Path, args: list[str], env: dict | None = None, timeout: float | None = None) -> subprocess.CompletedProcess:
-    """Run one nbgrader command inside ``course``; the caller decides what a failure means."""
-    merged = {**os.environ, **(env or {})}
-    # nbgrader shells out to `alembic` and `jupyter`: find them next to this interpreter
-    merged["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), merged.get("PATH", "")])
-    return subprocess.run(
-        nbgrader_executable() + args,
-        cwd=course,
-        env=merged,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def new_course(assignments: list[Assignment], where: Path | None = None, timeout: int = 120,
@@ -108,7 +28,7 @@ def new_course(assignments: list[Assignment], where: Path | None = None, timeout
     from autograder.authoring.release import stamp_course_sources
 
     course = Path(tempfile.mkdtemp(prefix="course-", dir=where))
-    write_config(course, timeout)
+    write_course_config(course, timeout)
     for assignment in assignments:
         shutil.copytree(assignment.source.parent, course / "source" / assignment.id,
                         ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "manifest.json"))

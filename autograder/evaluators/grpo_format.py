@@ -2,52 +2,38 @@
 
 Contract (also in docs/GRADING.md)
 ----------------------------------
-Declared in ``autograder/samples/grpo_format.json``::
-
-    "evaluator": {"name": "grpo_format", "artifact": "artifacts/grpo_format_adapter",
-                  "tiers": {"full": {"test_adherence_50": 0.5, "test_adherence_70": 0.7, "test_adherence_90": 0.9},
-                            "tiny": {"test_adherence_50": 0.3, "test_adherence_70": 0.4, "test_adherence_90": 0.5}}}
+Declared in ``solutions/grpo_format/manifest.json`` (``evaluator``: its artifact, and the tier
+thresholds per profile -- the manifest is the only place they are written down).
 
 What is measured, once per submission, outside the student's kernel (in a sandboxed evaluator
-process that keeps the base model loaded across submissions):
+process that keeps the base model loaded across submissions, checked unchanged after each one):
 
 - the base model ``helpers.lm.resolve_model(profile, "Qwen/Qwen2.5-0.5B-Instruct")`` loaded with
   ``helpers.lm.load_model`` (4-bit NF4 on CUDA, float32 on CPU, as the notebook trains it);
-- the submitted ``artifacts/grpo_format_adapter`` attached with ``helpers.lm.load_adapter``, which
-  refuses an adapter trained on other base weights (its manifest names them); only
-  ``adapter_model.safetensors`` weights are accepted;
+- the submitted ``artifacts/grpo_format_adapter``, accepted only under the manifest's ``adapters``
+  rules (``autograder.evaluators.adapters``: plain LoRA, rank cap, target modules, safetensors,
+  finite values) and when its ``course_kit_adapter.json`` names this profile's base model;
+  attached with a clean config built by the grader (never the file's own options);
 - 60 held-out prompts: the chat template with ``helpers.lm.THINK_ANSWER_SYSTEM_PROMPT`` and a
   question ``PHRASINGS[i % 6].format(a, b)`` with ``a, b = rng.randint(10, 99), rng.randint(1, 9)``
   from ``random.Random(20250611)`` (phrasings the notebook never trains on);
 - greedy decoding with ``helpers.grpo.sample_completions`` in batches of 32, ``max_new_tokens``
-  48 (tiny) / 128 (full); a completion adheres when ``TEMPLATE.fullmatch(text.strip())``.
+  from ``MAX_NEW_TOKENS`` below; a completion adheres when ``TEMPLATE.fullmatch(text.strip())``.
 
 What the grader does with it:
 
-- the kernel's environment gets ``AUTOGRADER_MEASUREMENTS``, a JSON object whose ``"grpo_format"``
-  entry is ``{"metric": "heldout_format_adherence", "rate": 0.5667, "hits": 34, "total": 60,
-  "max_new_tokens": 48, "profile": "tiny", "base_model": "...", "error": null, "seconds": 1.9,
-  "thresholds": {"test_adherence_50": 0.3, "test_adherence_70": 0.4, "test_adherence_90": 0.5}}``
-  (``thresholds``: the tiers of the profile grading runs in)
-  (``rate`` is null and ``error`` a sentence when the adapter is missing or unusable). The tier
-  cells only *print* it, e.g.::
-
-      import json, os
-      measured = json.loads(os.environ.get("AUTOGRADER_MEASUREMENTS") or "{}").get("grpo_format")
-      if measured is None:
-          print("held-out adherence is measured by the grader when it grades your submission")
-      elif measured["error"]:
-          print("the grader could not measure held-out adherence:", measured["error"])
-      else:
-          print(f"held-out format adherence measured by the grader: {measured['rate']:.0%}")
-
-- each tier cell scores its points exactly when ``rate >= threshold`` (the thresholds of the profile
-  grading runs in: the handout's 0.5 / 0.7 / 0.9 in full, a smoke-test 0.3 / 0.4 / 0.5 in tiny), whatever
-  the kernel did in that cell (an error, a print, a patched comparison); one feedback line gives
-  the measured rate and the tiers earned.
+- each tier cell scores its points exactly when ``rate >= threshold`` (the thresholds of the
+  profile grading runs in), whatever the kernel did in that cell; one feedback line gives the
+  measured rate and the tiers earned;
+- just before a tier cell runs, the grader's executor writes the measurement (``rate``, ``hits``,
+  ``total``, ``error``, ``profile``, ``thresholds``...) into the cell's hidden line
+  ``GRADER_MEASUREMENT = None``, so the cell can print it. Without a grader (plain nbgrader) the
+  line stays None and the hidden part measures the adapter itself with a private copy of this
+  module. No environment variable or notebook variable is ever read.
 """
 from __future__ import annotations
 
+import json
 import random
 import re
 from pathlib import Path
@@ -78,19 +64,21 @@ def adheres(text: str) -> bool:
 
 
 class Evaluator:
-    """Loads the base model once; :meth:`measure` attaches one adapter, decodes, detaches it."""
+    """Keeps the base model loaded (:class:`~autograder.evaluators.shared_base.SharedBase`);
+    :meth:`measure` checks one adapter against the assignment's rules, attaches it with a clean
+    config, decodes, detaches it and makes sure the base is unchanged for the next submission."""
 
     metric = "heldout_format_adherence"
 
     def __init__(self, profile: str):
+        from autograder.evaluators.shared_base import SharedBase
         from helpers import lm
 
         self.profile = profile
         self.name = lm.resolve_model(profile, MODEL_ID)
-        self.base_model = lm.base_model_identity(self.name)
         self.tokenizer = lm.load_tokenizer(self.name)
-        self.base = lm.load_model(self.name)
-        self.base.eval()
+        self.shared = SharedBase(lambda: lm.load_model(self.name))
+        self.base_model = lm.base_model_identity(self.shared.model)
         self.prompts = [self.tokenizer.apply_chat_template(
             [{"role": "system", "content": lm.THINK_ANSWER_SYSTEM_PROMPT}, {"role": "user", "content": q}],
             tokenize=False, add_generation_prompt=True) for q in questions()]
@@ -100,22 +88,40 @@ class Evaluator:
         return {"metric": self.metric, "profile": self.profile, "base_model": self.base_model,
                 "max_new_tokens": self.max_new_tokens, "total": len(self.prompts)}
 
-    def measure(self, adapter: Path) -> dict:
-        import torch
-        from helpers import grpo, lm
+    def _attach(self, adapter: Path, rules):
+        """The policy (base + this adapter), or a sentence saying why the adapter is not used."""
+        from autograder.evaluators.adapters import AdapterRefused, check
+        from helpers import lm
 
+        try:
+            clean = check(adapter, rules)
+        except AdapterRefused as error:
+            return None, f"the adapter was refused: {error}"
+        try:
+            trained_on = json.loads((adapter / lm.ADAPTER_MANIFEST).read_text()).get("base_model")
+        except (OSError, ValueError, AttributeError):
+            return None, f"the adapter has no readable {lm.ADAPTER_MANIFEST}: save it with helpers.lm.save_adapter"
+        if trained_on != self.base_model:
+            return None, (f"the adapter was trained on {trained_on!r}, not on this profile's base model "
+                          f"{self.base_model!r}")
+        from peft import LoraConfig, PeftModel
+
+        return PeftModel.from_pretrained(self.shared.model, adapter, config=LoraConfig(**clean)), None
+
+    def measure(self, adapter: Path, rules=None) -> dict:
+        import torch
+
+        from autograder.manifest import AdapterRules
+        from helpers import grpo
+
+        rules = rules or AdapterRules(max_rank=64, target_modules=("q_proj", "v_proj"), max_mb=64)
         result = {**self.describe(), "rate": None, "hits": None, "error": None}
-        adapter = Path(adapter)
-        if not (adapter / "adapter_model.safetensors").is_file():
-            result["error"] = ("artifacts/grpo_format_adapter has no adapter_model.safetensors: save the adapter "
-                               "with helpers.lm.save_adapter and submit that folder")
-            return result
+        adapter, policy = Path(adapter), None
         try:
-            policy = lm.load_adapter(self.base, adapter)
-        except lm.AdapterError as error:
-            result["error"] = str(error).replace(str(adapter), "artifacts/grpo_format_adapter")
-            return result
-        try:
+            policy, problem = self._attach(adapter, rules)
+            if problem:
+                result["error"] = problem
+                return result
             policy.eval()
             hits = 0
             with torch.no_grad():
@@ -123,8 +129,9 @@ class Evaluator:
                     rollout = grpo.sample_completions(policy, self.tokenizer, self.prompts[start:start + BATCH], 1,
                                                       self.max_new_tokens, do_sample=False)
                     hits += sum(1 for text in rollout.completions if adheres(text))
+            result.update(rate=hits / len(self.prompts), hits=hits)
+        except Exception as error:  # noqa: BLE001 - unreadable weights, a half-made adapter: this submission only
+            result["error"] = f"the adapter could not be loaded ({type(error).__name__}: {str(error)[:200]})"
         finally:
-            self.base = policy.unload()  # the same base weights, without this adapter, for the next one
-            self.base.eval()
-        result.update(rate=hits / len(self.prompts), hits=hits)
+            result["base_reloaded"] = self.shared.release(policy)
         return result

@@ -10,6 +10,7 @@ import importlib
 import json
 import os
 import sys
+from pathlib import Path
 
 
 def main(argv: list[str]) -> int:
@@ -31,7 +32,12 @@ def main(argv: list[str]) -> int:
     for line in sys.stdin:
         try:
             request = json.loads(line)
-            answer = evaluator.measure(request["adapter"])
+            rules = request.get("rules")
+            if rules:
+                from autograder.manifest import AdapterRules
+
+                rules = AdapterRules(**{**rules, "target_modules": tuple(rules["target_modules"])})
+            answer = evaluator.measure(Path(request["adapter"]), rules)
         except Exception as error:  # noqa: BLE001 - one bad adapter costs its own measurement only
             answer = {**evaluator.describe(), "rate": None, "error": f"{type(error).__name__}: {error}"[:500]}
         replies.write(json.dumps(answer) + "\n")

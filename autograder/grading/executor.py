@@ -1,4 +1,4 @@
-"""nbgrader preprocessors the grader puts into ``nbgrader autograde`` (see course.COURSE_CONFIG).
+"""nbgrader preprocessors the grader puts into ``nbgrader autograde`` (see ``autograder.nbconfig``).
 
 - :class:`GuardedExecute` replaces nbgrader's ``Execute``. It writes a fresh key to
   ``AUTOGRADER_GUARD_KEYFILE`` before the kernel starts (the kernel reads and deletes it, then
@@ -18,18 +18,29 @@
   history database in a later student cell hold student cells only.
 
   No valid reply, a "tampered" status or a failed probe: the cell is marked failed
-  (``IntegrityError``) and earns nothing. After a cell times out or the kernel dies, no further
-  cell runs: every later cell gets an error output saying why, so tests that never ran cannot
-  score, and tests before keep their points.
+  (``IntegrityError``) and earns nothing -- unless the kernel ran out of memory meanwhile, which is
+  reported as a ``MemoryError``, not as tampering. After a cell times out, the kernel dies or the
+  whole notebook passes its time limit (``AUTOGRADER_NOTEBOOK_DEADLINE``), no further cell runs:
+  every later cell gets an error output saying why, so tests that never ran cannot score, tests
+  before keep their points, and the reason is written to ``stopped.txt`` in the grader's state
+  folder. Each test cell's score is appended to ``progress.jsonl`` there as soon as it is known,
+  so a job killed at the hard time limit still has its earned points.
+
+  A test cell whose hidden part holds the line ``GRADER_MEASUREMENT = None  # ...`` gets the
+  grader's own measurement there (``AUTOGRADER_GRADER_MEASUREMENT``, JSON, set by the grader for
+  this job only) just before it runs: student cells cannot change a cell's source, and the kernel's
+  environment never holds it.
 - :class:`CapOutput` bounds every output (characters and lines), so a cell printing megabytes
   does not blow up the autograded notebook, the gradebook or the feedback page.
 """
 from __future__ import annotations
 
 import hmac
+import json
 import os
 import re
 import secrets
+import time
 
 from nbclient.exceptions import DeadKernelError
 from nbformat.notebooknode import NotebookNode
@@ -39,6 +50,11 @@ from traitlets import Bool, Integer
 from autograder.kernel.guard import MARK, MARK_BASELINE, REPLY, signature
 
 HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
+MEASUREMENT_SLOT = re.compile(r"^(?P<indent>[ \t]*)GRADER_MEASUREMENT = None\b.*$", re.MULTILINE)
+MEASUREMENT_VARIABLE = "AUTOGRADER_GRADER_MEASUREMENT"
+DEADLINE_VARIABLE = "AUTOGRADER_NOTEBOOK_DEADLINE"
+STATE_VARIABLE = "AUTOGRADER_GRADER_STATE"
+MEMORY_ERRORS = ("MemoryError", "OutOfMemoryError")
 REPLY_LINE = re.compile(rf"^{REPLY} (\S+) (\S+) ([0-9a-f]{{64}})\n?", re.MULTILINE)
 
 
@@ -49,6 +65,18 @@ def _error(ename: str, evalue: str) -> NotebookNode:
 def _is_test(cell) -> bool:
     meta = cell.get("metadata", {}).get("nbgrader", {})
     return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+def with_measurement(source: str, measurement: str | None) -> str:
+    """``source`` with the grader's measurement (JSON text) in its measurement slot, if it has one."""
+    if not measurement:
+        return source
+    literal = f"__import__('json').loads({measurement!r})"
+    return MEASUREMENT_SLOT.sub(lambda m: f"{m.group('indent')}GRADER_MEASUREMENT = {literal}", source, count=1)
+
+
+def _out_of_memory(outputs: list) -> bool:
+    return any(o.get("output_type") == "error" and o.get("ename") in MEMORY_ERRORS for o in outputs)
 
 
 def strip_replies(outputs: list) -> tuple[list, list[tuple[str, str, str]]]:
@@ -72,6 +100,8 @@ class GuardedExecute(Execute):
     def preprocess(self, nb, resources=None, km=None):
         self._stopped = None
         self._baseline_sent = False
+        self._measurement = os.environ.get(MEASUREMENT_VARIABLE) or None
+        self._deadline = float(os.environ.get(DEADLINE_VARIABLE) or 0) or None
         self._key = secrets.token_hex(32).encode()
         keyfile = os.environ.get("AUTOGRADER_GUARD_KEYFILE")
         if keyfile and self.guard:
@@ -100,12 +130,27 @@ class GuardedExecute(Execute):
             self.nb.cells[index] = original
         return probe.outputs
 
-    def _note(self, line: str) -> None:
-        state = os.environ.get("AUTOGRADER_GRADER_STATE")
+    def _note(self, line: str, name: str = "guard.txt") -> None:
+        state = os.environ.get(STATE_VARIABLE)
         if state:
             os.makedirs(state, exist_ok=True)
-            with open(os.path.join(state, "guard.txt"), "a") as handle:
+            with open(os.path.join(state, name), "a") as handle:
                 handle.write(line + "\n")
+
+    def _record_score(self, cell) -> None:
+        """The test cell's score, as nbgrader will compute it, kept in case the job is killed."""
+        from nbgrader.utils import determine_grade
+
+        meta = cell.metadata.get("nbgrader", {})
+        try:
+            score, _ = determine_grade(cell)
+        except Exception:  # noqa: BLE001 - no score is no points
+            score = 0.0
+        self._note(json.dumps({"grade_id": meta.get("grade_id"), "score": float(score or 0.0)}), "progress.jsonl")
+
+    def _stop(self, reason: str) -> None:
+        self._stopped = reason
+        self._note(reason, "stopped.txt")
 
     def _probe(self, cell, index: int) -> str | None:
         """None when a failing check is reported as a failure, else the reason it is not."""
@@ -113,6 +158,8 @@ class GuardedExecute(Execute):
         source = cell.source
         probe = f"raise AssertionError('probe {token}')\n" + ("" if source.lstrip().startswith("%%") else source)
         outputs = self._run_hidden(probe, index)
+        if _out_of_memory(outputs):
+            return "MemoryError"
         if not any(o.get("output_type") == "error" and token in str(o.get("evalue", "")) for o in outputs):
             return "a failing check was not reported as a failure (the notebook changed how errors are reported)"
         return None
@@ -129,7 +176,7 @@ class GuardedExecute(Execute):
             _, replies = strip_replies(outputs)
             cell = self.execute_cell(cell, index, store_history=False)
         else:
-            source = cell.source
+            source = with_measurement(cell.source, self._measurement)
             lines = source.split("\n")
             hidden = next((i for i, line in enumerate(lines) if line.startswith(HIDDEN_BEGIN)), None)
             if hidden is not None and hidden > 0:
@@ -152,6 +199,9 @@ class GuardedExecute(Execute):
             mine = [(status, mac) for n, status, mac in replies if n == expected]
             if mine and hmac.compare_digest(mine[0][1], signature(self._key, expected, mine[0][0])):
                 statuses.append(mine[0][0].replace("%0A", " ").replace("%20", " ").replace("%25", "%"))
+            elif _out_of_memory(cell.outputs):  # a starved kernel cannot answer: not the student's tampering
+                cell.outputs = [_error("MemoryError", "the kernel ran out of memory during this check")]
+                return cell
             elif expected == nonces[0] or not errors:  # the visible part may fail before the hidden trigger
                 cell.outputs = [_error("IntegrityError", "the grading guard did not answer for this check "
                                                          "(the notebook tampered with the kernel)")]
@@ -173,31 +223,41 @@ class GuardedExecute(Execute):
 
     def preprocess_cell(self, cell, resources, index):
         self._check_assign_resources(resources)
+        if not self._stopped and self._deadline is not None and time.time() > self._deadline:
+            self._stop("the notebook ran past its time limit for the whole notebook")
         if self._stopped:
             if cell.cell_type == "code":
                 cell.outputs = [_error("NotRun", f"not run: {self._stopped}")]
             return cell, self.resources
         try:
-            if self.guard and not self._baseline_sent:
-                self._baseline_sent = True  # before the notebook's first cell: threads, objects
-                self._run_hidden(f"{MARK_BASELINE} = 1", index)
-            if self.guard and _is_test(cell):
-                problem = self._probe(cell, index)
-                if problem:
-                    cell.outputs = [_error("IntegrityError", problem)]
-                    return cell, self.resources
-                cell = self._run_test(cell, index)
-            else:
-                cell = self.execute_cell(cell, index, store_history=True)
-                cell.outputs, _ = strip_replies(cell.get("outputs", []))
+            cell = self._execute(cell, index)
         except DeadKernelError:
             cell.outputs = list(cell.get("outputs", [])) + [_error("DeadKernelError", "the kernel died while running this cell")]
-            self._stopped = "the kernel died in an earlier cell"
-            return cell, self.resources
-        if any(o.get("output_type") == "error" and o.get("ename") == "CellTimeoutError" for o in cell.get("outputs", [])):
-            # nothing else runs in this kernel: it may still be looping (nbclient kills it at cleanup)
-            self._stopped = f"an earlier cell ran past the {self.timeout} s per-cell limit"
+            self._stop("the kernel died in an earlier cell")
+        else:
+            if any(o.get("output_type") == "error" and o.get("ename") == "CellTimeoutError" for o in cell.get("outputs", [])):
+                # nothing else runs in this kernel: it may still be looping (nbclient kills it at cleanup)
+                self._stop(f"an earlier cell ran past the {self.timeout} s per-cell limit")
+        if self.guard and _is_test(cell):
+            self._record_score(cell)
         return cell, self.resources
+
+    def _execute(self, cell, index: int):
+        if self.guard and not self._baseline_sent:
+            self._baseline_sent = True  # before the notebook's first cell: threads, objects
+            self._run_hidden(f"{MARK_BASELINE} = 1", index)
+        if self.guard and _is_test(cell):
+            problem = self._probe(cell, index)
+            if problem == "MemoryError":
+                cell.outputs = [_error("MemoryError", "the kernel ran out of memory before this check could run")]
+            elif problem:
+                cell.outputs = [_error("IntegrityError", problem)]
+            else:
+                cell = self._run_test(cell, index)
+            return cell
+        cell = self.execute_cell(cell, index, store_history=True)
+        cell.outputs, _ = strip_replies(cell.get("outputs", []))
+        return cell
 
 
 class CapOutput(NbGraderPreprocessor):

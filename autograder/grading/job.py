@@ -3,26 +3,36 @@
     python -m autograder.grading.job COURSE ASSIGNMENT STUDENT
     python -m autograder.grading.job --generate COURSE ASSIGNMENT...
 
-Runs inside the private course copy (``grade.grade_one`` starts it and kills its whole process
-tree past the assignment's wall-clock limit). It runs as the grader: only the kernel it starts is
-sandboxed (see ``sandbox``). Importing nbgrader once instead of once per
-command saves seconds per submission. Prints nbgrader's log; the last line is a JSON summary.
+Runs inside the private course copy, as the grader (only the kernel it starts is sandboxed).
+``grading.submission`` starts it (usually as a fork of the worker's job server, which has nbgrader
+imported already) and kills its whole process tree past the assignment's time limit. Prints
+nbgrader's log, and writes a :class:`~autograder.grading.outcome.JobSummary` as JSON to the file
+named by ``AUTOGRADER_JOB_SUMMARY``: the grader decides the submission's status from that file,
+never from the log.
 """
 from __future__ import annotations
 
 import json
 import os
 import sys
+import time
+from dataclasses import asdict
 from pathlib import Path
+
+SUMMARY_VARIABLE = "AUTOGRADER_JOB_SUMMARY"
+
+
+def _api(course: Path):
+    from nbgrader.apps.api import NbGraderAPI
+    from traitlets.config.loader import PyFileConfigLoader
+
+    return NbGraderAPI(config=PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config())
 
 
 def generate(course: Path, assignment_ids: list[str]) -> int:
     """``nbgrader generate_assignment`` for several assignments in one process."""
     os.chdir(course)
-    from nbgrader.apps.api import NbGraderAPI
-    from traitlets.config.loader import PyFileConfigLoader
-
-    api = NbGraderAPI(config=PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config())
+    api = _api(course)
     failed = []
     for assignment in assignment_ids:
         run = api.generate_assignment(assignment, force=True)
@@ -30,48 +40,56 @@ def generate(course: Path, assignment_ids: list[str]) -> int:
         if not run.get("success"):
             print(run.get("error", ""))
             failed.append(assignment)
-    print("AUTOGRADER-JOB " + json.dumps({"failed": failed}))
     return 1 if failed else 0
 
 
-def main(argv: list[str]) -> int:
-    if argv[:1] == ["--generate"]:
-        return generate(Path(argv[1]).resolve(), argv[2:])
-    import time
+def _write(summary) -> None:
+    path = os.environ.get(SUMMARY_VARIABLE)
+    if path:
+        Path(path).write_text(json.dumps(asdict(summary)))
+
+
+def grade(course: Path, assignment: str, student: str) -> int:
+    from autograder.grading.outcome import JobSummary
 
     started = time.perf_counter()
-    course, assignment, student = Path(argv[0]).resolve(), argv[1], argv[2]
     os.chdir(course)
-    from nbgrader.apps.api import NbGraderAPI
-    from traitlets.config.loader import PyFileConfigLoader
-
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
-    api = NbGraderAPI(config=config)
-    summary = {"autograde": False, "feedback": False, "seconds": {"import": round(time.perf_counter() - started, 2)}}
+    api = _api(course)
+    summary = JobSummary(seconds={"import": round(time.perf_counter() - started, 2)})
     mark = time.perf_counter()
     run = api.autograde(assignment, student, force=True, create=True)
-    summary["seconds"]["autograde"] = round(time.perf_counter() - mark, 2)
+    summary.seconds["autograde"] = round(time.perf_counter() - mark, 2)
     print(run.get("log", ""))
     if run.get("error"):
         print(run["error"])
+        summary.error = str(run["error"]).strip().splitlines()[-1][:300] if str(run["error"]).strip() else ""
     autograded = course / "autograded" / student / assignment / f"{assignment}.ipynb"
-    summary["autograde"] = bool(run.get("success")) and autograded.exists()
+    summary.autograde = bool(run.get("success")) and autograded.exists()
+    stopped = Path(os.environ.get("AUTOGRADER_GRADER_STATE", course / ".grader-state")) / "stopped.txt"
+    summary.stopped = stopped.read_text().strip() if stopped.exists() else ""
     if autograded.exists():
         from autograder.reports.scrub import Scrubber, sanitize_autograded
 
         scrub = Scrubber.from_notebooks(course / "source" / assignment / f"{assignment}.ipynb",
                                         course / "release" / assignment / f"{assignment}.ipynb")
         messages, enames = sanitize_autograded(autograded, scrub)
-        summary.update(messages=messages, enames=sorted(enames))
+        summary.messages, summary.enames = messages, sorted(enames)
+        _write(summary)  # what autograde gave is kept even if feedback generation dies
         mark = time.perf_counter()
         feedback = api.generate_feedback(assignment, student, force=True)
-        summary["seconds"]["feedback"] = round(time.perf_counter() - mark, 2)
+        summary.seconds["feedback"] = round(time.perf_counter() - mark, 2)
         print(feedback.get("log", ""))
         if feedback.get("error"):
             print(feedback["error"])
-        summary["feedback"] = bool(feedback.get("success"))
-    print("AUTOGRADER-JOB " + json.dumps(summary))
+        summary.feedback = bool(feedback.get("success"))
+    _write(summary)
     return 0
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--generate"]:
+        return generate(Path(argv[1]).resolve(), argv[2:])
+    return grade(Path(argv[0]).resolve(), argv[1], argv[2])
 
 
 if __name__ == "__main__":

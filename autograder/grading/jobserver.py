@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from autograder.isolation import processes
 
 
 class JobServer:
@@ -60,28 +61,11 @@ class JobServer:
             self.proc.kill()
 
 
-def _kill_tree(pid: int) -> None:
-    try:
-        import psutil
-
-        for child in psutil.Process(pid).children(recursive=True):
-            try:
-                child.kill()
-            except psutil.Error:
-                pass
-    except Exception:
-        pass
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
 def serve() -> None:
+    import jupyter_client.manager  # noqa: F401
+    import nbconvert.exporters  # noqa: F401
     import nbgrader.apps.api  # noqa: F401 - the point of the server: imported once
     import nbgrader.preprocessors  # noqa: F401
-    import nbconvert.exporters  # noqa: F401
-    import jupyter_client.manager  # noqa: F401
 
     from autograder.grading import executor, job  # noqa: F401
     from autograder.reports import scrub  # noqa: F401
@@ -117,7 +101,7 @@ def serve() -> None:
                 status = os.waitstatus_to_exitcode(raw)
                 break
             if time.monotonic() > deadline:
-                _kill_tree(pid)
+                processes.kill_tree(pid)
                 os.waitpid(pid, 0)
                 break
             time.sleep(0.05)

@@ -45,7 +45,10 @@ class Result:
     measurements: dict = field(default_factory=dict)
     """Grader-side measurements (e.g. held-out format adherence), never set by the kernel."""
     isolation: str = ""
-    """How the kernel was isolated: "namespaces+uid", "namespaces (user)", or "none (...)"."""
+    """How the kernel was isolated: "bubblewrap, own uid", "bubblewrap, grader's uid", or "none (...)"."""
+    timings: dict = field(default_factory=dict)
+    """Seconds per grading stage (workspace, intake, measure, job: import/autograde/feedback, score,
+    report): where a submission's time goes (bench/bench_autograde.py prints them)."""
 
 
 @dataclass
@@ -66,3 +69,30 @@ class Settings:
     """auto (isolate when the host can, else say so once) | required | off."""
     lms: dict = field(default_factory=dict)
     """student folder -> LMS metadata recorded by ``collect`` (name, user id, lateness)."""
+
+
+@dataclass
+class Outcome:
+    """What grading one submission gives the batch: the result, and the submission's gradebook
+    entry (scores and comments, merged into OUT/gradebook.db; None when nothing was graded)."""
+    result: Result
+    record: dict | None = None
+
+
+@dataclass
+class JobSummary:
+    """What ``autograder.grading.job`` (nbgrader autograde + feedback, run as the grader) reports,
+    as a JSON file the grader reads; a missing file means the job was killed."""
+    autograde: bool = False
+    """nbgrader produced the autograded notebook."""
+    feedback: bool = False
+    """nbgrader produced the feedback page."""
+    messages: dict = field(default_factory=dict)
+    """test cell grade_id -> its failure message (scrubbed of hidden lines)."""
+    enames: list = field(default_factory=list)
+    """Names of the errors seen in any cell (CellTimeoutError, DeadKernelError, MemoryError...)."""
+    stopped: str = ""
+    """Why the executor stopped running cells early ('' when every cell ran)."""
+    seconds: dict = field(default_factory=dict)
+    error: str = ""
+    """nbgrader's own error line when autograde failed."""

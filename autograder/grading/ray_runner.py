@@ -2,10 +2,10 @@
 
 Each task receives the assignment's source folder and the submission as bytes (so workers need
 no shared filesystem, only this kit installed), builds its own template course once per worker
-process, grades with the same ``grade.grade_one`` as local grading (sandboxed kernel, one
+process, grades with the same ``grading.submission.grade_one`` as local grading (sandboxed kernel, one
 evaluator process per worker kept across tasks), and returns the Result, the gradebook record
-and the feedback files. This module imports ``grade`` and ``course``, never ``batch``. GPU assignments in the full profile ask Ray for one
-GPU per task. ``ADDRESS`` is anything ``ray.init`` accepts (``auto``, ``ray://host:10001``,
+and the feedback files. This module imports ``submission`` and ``course``, never ``batch``. GPU
+assignments ask Ray for one GPU per task. ``ADDRESS`` is anything ``ray.init`` accepts (``auto``, ``ray://host:10001``,
 ``local`` for a throwaway instance on this machine, which is what the tests use).
 """
 from __future__ import annotations
@@ -14,8 +14,13 @@ import io
 import os
 import tarfile
 import tempfile
+import time
 from dataclasses import replace
 from pathlib import Path
+
+from autograder.grading.outcome import Outcome, Result
+from autograder.reports.feedback import finish
+from autograder.reports.scrub import Scrubber
 
 _templates: dict = {}
 
@@ -69,9 +74,8 @@ def grade_task(assignment, source_bytes: bytes, key: str, student: str, submissi
         work.mkdir()
         os.chmod(work, 0o700)
         os.chmod(scratch, 0o700)
-        result = grade_one(template, work, student, local, folder, out, settings=settings, gpu=gpu)
-        record = getattr(result, "_record", None)
-        return result, record, pack(out)
+        outcome = grade_one(template, work, student, local, folder, out, settings=settings, gpu=gpu)
+        return outcome.result, outcome.record, pack(out)
 
 
 def start_local_ray(ray, attempts: int = 3) -> None:
@@ -101,7 +105,7 @@ def start_local_ray(ray, attempts: int = 3) -> None:
 
 
 def grade_on_ray(jobs, by_id: dict, settings, address: str, out: Path):
-    """Yield (Result, gradebook record) as tasks finish; feedback files are written under ``out``."""
+    """Yield an Outcome as each task finishes; feedback files are written under ``out``."""
     import ray
 
     started_here = False
@@ -132,16 +136,11 @@ def grade_on_ray(jobs, by_id: dict, settings, address: str, out: Path):
             try:
                 result, record, files = ray.get(done[0])
                 unpack(files, Path(out))
-                yield result, record
-            except Exception as error:  # a lost worker costs this submission only
-                import time
-
-                from autograder.reports.feedback import finish
-                from autograder.grading.outcome import Result
-
+                yield Outcome(result, record)
+            except Exception as error:  # noqa: BLE001 - a lost worker costs this submission only
                 result = Result(student, assignment_id, status="crashed",
                                 feedback=[f"grader error on the Ray cluster: {type(error).__name__}: {error}"[:400]])
-                yield finish(result, Path(out), time.perf_counter(), None), None
+                yield Outcome(finish(result, Path(out), time.perf_counter(), None, scrub=Scrubber(set())))
     finally:
         if started_here:
             ray.shutdown()

@@ -315,60 +315,6 @@ def _fill_missing_fields(path: Path) -> list[str]:
             if missing_top else f"the notebook had {fixed} cell(s) without metadata or outputs: filled in and graded"]
 
 
-def _manifest(path: Path) -> dict:
-    try:
-        data = json.loads((path / "course_kit_adapter.json").read_text())
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
-def check_artifacts(folder: Path, assignment: Assignment, profile: str | None = None) -> tuple[list[str], str | None]:
-    """(feedback lines, profile problem or None) for the declared artifacts: missing, corrupt, for
-    another base model, or trained in another profile than the one grading runs in."""
-    notes, mismatch = [], None
-    for relative in assignment.artifacts:
-        path = folder / relative
-        if not path.exists():
-            notes.append(f"artifact {relative} is missing: tests that evaluate it score 0")
-            continue
-        config = path / "adapter_config.json" if path.is_dir() else None
-        if config is None:
-            continue
-        if not config.exists():
-            notes.append(f"artifact {relative} has no adapter_config.json: it is not a saved adapter")
-            continue
-        try:
-            base = json.loads(config.read_text()).get("base_model_name_or_path", "")
-        except (ValueError, UnicodeDecodeError, AttributeError):
-            notes.append(f"artifact {relative}/adapter_config.json is corrupt (not JSON)")
-            continue
-        weights = [p for p in path.glob("adapter_model.*")]
-        if not weights:
-            notes.append(f"artifact {relative} has no adapter_model weights")
-        for weight in weights:
-            if weight.suffix == ".safetensors":
-                try:
-                    with open(weight, "rb") as handle:
-                        size = int.from_bytes(handle.read(8), "little")
-                        if size > 100 * 2**20:
-                            raise ValueError("header too large")
-                        json.loads(handle.read(size))
-                except Exception:
-                    notes.append(f"artifact {weight.relative_to(folder)} is corrupt (unreadable safetensors)")
-        manifest = _manifest(path)
-        trained = manifest.get("profile")
-        model = str(manifest.get("base_model", ""))
-        if not trained and model:
-            trained = "tiny" if model.startswith(("course-kit/tiny", "course-kit/")) else "full"
-        if profile and trained in ("tiny", "full") and trained != profile and mismatch is None:
-            mismatch = (f"artifact {relative} was trained in the {trained} profile (base model {model or base!r}) "
-                        f"but is graded in the {profile} profile: the checks that load it cannot use it. "
-                        + ("Train it again on a GPU runtime (full profile) and resubmit." if profile == "full" else
-                           "Grade with --profile full, or train it again in the tiny profile."))
-    return notes, mismatch
-
-
 def submission_time(folder: Path, notebook_name: str, lms: dict | None = None) -> tuple[datetime | None, bool | None, str]:
     """(when, late flag from the LMS or None, where that came from). A timestamp.txt uploaded by
     the student is never used."""

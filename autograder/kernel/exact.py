@@ -15,7 +15,10 @@ Each function accepts only objects whose type is exactly a built-in one (``float
 ``numpy.ndarray``, ``torch.Tensor``, ...), never a subclass, and reads them through the C-level
 accessors of those exact types; anything else fails the check with an ``AssertionError`` that
 names the type the student returned. The grading kernel records this module at start and
-restores it before every test cell, like numpy and torch (see ``kernel_guard``).
+restores it before every test cell, like numpy and torch (see ``autograder.kernel.guard``).
+Tensors are read through ``torch.Tensor``'s own methods called on the class, never through an
+attribute of the student's object, and a tensor carrying an instance attribute that hides one of
+those methods is refused.
 
 In a grading kernel every public function here first asks the sealed guard to put back what the
 student's code may have replaced while it ran (numpy, torch, builtins, this module; background
@@ -78,13 +81,32 @@ def _no_torch_modes(torch) -> None:
         raise NotExact("a torch function or dispatch mode is active: close it before the check runs")
 
 
-def _tensor_to_array(obj, torch) -> _np.ndarray:
+def _plain_tensor(obj, torch):
+    """A detached CPU copy of an exact tensor, made with torch.Tensor's own methods called on the
+    class: an instance attribute (``t.detach = ...``, tensors take any) is never looked up."""
     _no_torch_modes(torch)
-    if obj.is_complex():
+    shadowing = [key for key in _instance_dict(obj) if callable(getattr(torch.Tensor, key, None))]
+    if shadowing:
+        raise NotExact(f"expected a plain tensor, got one whose {shadowing[0]!r} was replaced: return the tensor "
+                       "your computation made")
+    tensor = torch.Tensor.detach(obj)
+    if torch.Tensor.is_complex(tensor):
         raise _fail("a real-valued tensor", obj)
-    if obj.dtype in (torch.bfloat16, torch.float16):  # numpy has no bfloat16
-        return obj.detach().to("cpu", torch.float64).numpy().copy()
-    return obj.detach().to("cpu").numpy().copy()
+    return torch.Tensor.clone(torch.Tensor.to(tensor, "cpu"))
+
+
+def _instance_dict(obj) -> dict:
+    try:
+        return object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        return {}
+
+
+def _tensor_to_array(obj, torch) -> _np.ndarray:
+    tensor = _plain_tensor(obj, torch)
+    if tensor.dtype in (torch.bfloat16, torch.float16):  # numpy has no bfloat16
+        tensor = torch.Tensor.to(tensor, torch.float64)
+    return torch.Tensor.numpy(tensor).copy()
 
 
 def _exact_array(obj, dtype=float) -> _np.ndarray:
@@ -165,8 +187,7 @@ def _exact_tensor(obj):
         import torch  # noqa: F811 - the test cell asked for a tensor, so torch is wanted
     kind = type(obj)
     if kind in _tensor_types(torch):
-        _no_torch_modes(torch)
-        return torch.Tensor.clone(torch.Tensor.detach(obj)).to("cpu")
+        return _plain_tensor(obj, torch)
     return torch.from_numpy(_exact_array(obj))
 
 

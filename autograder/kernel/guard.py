@@ -33,7 +33,7 @@ reply) each time a hidden test reads a student's result, so what the student's f
 while it ran is undone before the comparison.
 
 This is defence in depth inside a process that runs the student's code; the first line is the
-sandbox (``autograder.isolation.sandbox``), which keeps hidden tests, other submissions and the grader out
+sandbox (``autograder.isolation``), which keeps hidden tests, other submissions and the grader out
 of the kernel's reach whatever happens in here.
 """
 from __future__ import annotations
@@ -53,6 +53,11 @@ ALIASES = {
 DEFAULT_MODULES = ("numpy", "numpy.testing", "numpy.linalg", "math", "operator", "functools", "autograder",
                    "autograder.kernel.exact")
 TORCH_MODULES = ("torch", "torch.testing", "torch.nn", "torch.nn.functional")
+HELPERS_MODULES = ("helpers", "helpers.checkpoint", "helpers.course_settings", "helpers.grpo", "helpers.irl",
+                   "helpers.irl_plots", "helpers.lm", "helpers.logprobs", "helpers.math_tasks", "helpers.profiles",
+                   "helpers.runtime", "helpers.submission", "helpers.tiny_model", "helpers.toy_sort")
+"""The kit's own modules: recorded when first imported and restored before every test cell, so a
+notebook that patches ``helpers.grpo.sample_completions`` cannot change what a hidden test sees."""
 OK = "autograder-guard-ok"
 MARK = "__autograder_guard__"
 MARK_INLINE = "__autograder_guard_inline__"
@@ -90,6 +95,13 @@ def _snapshot_module(name: str):
 def _torch_classes(torch) -> list:
     return [(cls, {k: v for k, v in vars(cls).items() if not k.startswith("__dict")})
             for cls in (torch.Tensor, torch.nn.Module)]
+
+
+def _own_classes(module) -> list:
+    """(class, its dict) for the classes a kit module defines: their methods are restored too."""
+    name = module.__name__
+    return [(value, dict(vars(value))) for value in list(vars(module).values())
+            if type(value) is type and value.__dict__.get("__module__") == name]
 
 
 def _submodules(prefixes: tuple, snapshots: dict) -> None:
@@ -144,6 +156,8 @@ def _record_lazy(state: dict, name: str, module) -> None:
         return
     state["snapshots"][name] = (module, dict(vars(module)))
     state["modules_entries"][name] = module
+    if name.split(".")[0] == "helpers":
+        state["classes"].extend(_own_classes(module))
     if name == "torch":  # torch's import has finished: its classes and submodules too
         state["classes"].extend(_torch_classes(module))
         _submodules(("torch.",), state["snapshots"])
@@ -242,13 +256,12 @@ def install(shell=None, modules: list[str] | None = None, lazy: list[str] | None
     ``lazy`` (recorded when first imported) to AUTOGRADER_GUARD_LAZY, both comma-separated."""
     import gc
     import signal
-    import threading
 
     if modules is None:
         listed = os.environ.get("AUTOGRADER_GUARD_MODULES", "")
         modules = [m for m in listed.split(",") if m] or list(DEFAULT_MODULES)
     if lazy is None:
-        listed = os.environ.get("AUTOGRADER_GUARD_LAZY", ",".join(TORCH_MODULES))
+        listed = os.environ.get("AUTOGRADER_GUARD_LAZY", ",".join(TORCH_MODULES + HELPERS_MODULES))
         lazy = [m for m in listed.split(",") if m]
     snapshots = {}
     for name in modules:
@@ -266,6 +279,8 @@ def install(shell=None, modules: list[str] | None = None, lazy: list[str] | None
             if name == "torch":  # already imported (e.g. by a startup file): its classes too
                 classes.extend(_torch_classes(sys.modules[name]))
                 _submodules(("torch.",), snapshots)
+            if name.split(".")[0] == "helpers":
+                classes.extend(_own_classes(sys.modules[name]))
     state: dict = {}
     finder = _SnapshotOnImport(pending, _make_recorder(state)) if pending else None
     if finder is not None:
@@ -445,22 +460,15 @@ def _make_restorer(state, tools):
                         pass
                     tampered.append(f"{cls.__name__}.{key}")
 
-    def restore(kind, caller=None):
-        repaired, tampered = [], []
-        # 1. builtins first, then the cell-running machinery: everything below may use them
+    def restore_builtins(repaired, tampered):
         changed = []
         restore_dict(builtins_dict, state["builtins"], False, changed)
         for key in changed:
             (tampered if key in tools["dispatch_builtins"] else repaired).append(
                 f"builtins.{key}" if key in tools["dispatch_builtins"] else f"builtins ({key})")
-        if kind != "inline":
-            restore_machinery(tampered)
-        unguarded = [name for name in state["lazy"] if name in modules_dict and name not in state["snapshots"]]
-        if unguarded:  # imported behind the guard's back (its import hook was removed)
-            tampered.append("unguarded-import:" + ",".join(unguarded))
-        if kind == "test":
-            stack_is_pristine(caller, tampered)
-        # 2. what runs beside the test: threads, signal handlers, timers, gc callbacks, tracers
+
+    def restore_runtime(kind, repaired):
+        """What runs beside the test: threads, tracers, timers, signal handlers, gc callbacks."""
         park_threads(repaired)
         sys_mod.settrace(None)
         sys_mod.setprofile(None)
@@ -490,7 +498,9 @@ def _make_restorer(state, tools):
         sys_mod.setswitchinterval(state["switch"])
         sys_mod.excepthook = state["excepthook"]
         sys_mod.stdout, sys_mod.stderr = state["stdout"], state["stderr"]
-        # 3. sys.modules and the import system
+
+    def restore_imports(repaired):
+        """sys.modules and the import system."""
         for name, module in state["all_modules"].items():
             if module is not None and modules_dict.get(name, MISSING) is not module:
                 modules_dict[name] = module
@@ -507,7 +517,9 @@ def _make_restorer(state, tools):
                 repaired.append("import hook (sys.meta_path)")
         if state["finder"] is not None and all(f is not state["finder"] for f in meta_path):
             meta_path.insert(0, state["finder"])
-        # 4. the comparison modules and classes
+
+    def restore_snapshots(repaired):
+        """The comparison modules (numpy, torch, math...), the kit's helpers, and their classes."""
         for name, (module, pristine) in state["snapshots"].items():
             changed = []
             restore_dict(vars(module), pristine, "." in name and name.split(".")[0] in ("numpy", "torch"), changed)
@@ -528,10 +540,9 @@ def _make_restorer(state, tools):
                         repaired.append(f"{cls.__name__}.{key}")
                     except (TypeError, AttributeError):
                         pass
-        if kind == "inline":
-            return repaired, tampered
-        # 5. the kernel's own objects: instance attributes hiding methods, transformers, handlers
-        shell = state["shell"]
+
+    def restore_instances(tampered):
+        """Instance attributes of the kernel's own objects hiding their methods."""
         for _key, attrs in baseline["instances"].items():
             current = vars(attrs[0])
             for key, value in list(current.items()):
@@ -544,52 +555,79 @@ def _make_restorer(state, tools):
                 elif before is not MISSING and callable(before) and type(before) is not type:
                     current[key] = before
                     tampered.append(f"{type(attrs[0]).__name__}.{key}")
+
+    def restore_shell(shell, repaired, tampered):
+        """IPython's transformers, exception handlers, event callbacks and shell methods."""
+        saved = state["ipython"]
+        manager = shell.input_transformer_manager
+        for attr, key in (("cleanup_transforms", "input_transformers_cleanup"),
+                          ("line_transforms", "line_transforms"), ("token_transformers", "token_transformers")):
+            current = manager.__dict__.get(attr, MISSING)
+            if current is not MISSING and (type(current) is not list or not same(current, saved[key])):
+                manager.__dict__[attr] = list(saved[key])
+                tampered.append(f"input transformers ({attr})")
+        for attr, key in (("input_transformers_post", "input_transformers_post"),
+                          ("ast_transformers", "ast_transformers")):
+            current = shell.__dict__.get("_trait_values", {}).get(attr, MISSING)
+            if current is MISSING:
+                current = shell.__dict__.get(attr, MISSING)
+            if current is not MISSING and (type(current) is not list or not same(current, saved[key])):
+                setattr(shell, attr, list(saved[key]))
+                tampered.append(attr)
+        if shell.__dict__.get("custom_exceptions", ()) != ():
+            shell.custom_exceptions = ()
+            tampered.append("custom exception handler")
+        for name, cbs in shell.events.callbacks.items():
+            kept = [cb for cb in cbs if module_of(cb) not in (None, "__main__")]
+            if len(kept) != len(cbs):
+                cbs[:] = kept
+                repaired.append(f"event callbacks ({name})")
+        for attr in tools["shell_methods"]:
+            if attr in vars(shell) and attr not in saved["instance_attrs"]:
+                delattr(shell, attr)  # an instance attribute hiding a method (shell.run_cell = ...)
+                tampered.append(f"shell.{attr}")
+
+    def restore_namespace(shell, repaired):
+        """Globals shadowing a builtin, and stand-ins for the usual module aliases (np, torch...)."""
+        namespace = shell.user_ns
+        pristine_builtins = state["builtins"]
+        for name in list(namespace):
+            if (type(name) is str and name in pristine_builtins and not name.startswith("_")
+                    and name not in tools["ipython_managed"] and namespace[name] is not pristine_builtins[name]):
+                del namespace[name]
+                repaired.append(f"global {name!r} shadowing a builtin")
+        for alias, module_name in tools["aliases"].items():
+            real = state["modules_entries"].get(module_name) or modules_dict.get(module_name)
+            value = namespace.get(alias, real)
+            # only stand-ins for the module (another module, a notebook-made object); `F = features` stays
+            if real is not None and value is not real and (
+                    type(value) is module_type or type(value) is namespace_type or module_of(value) == "__main__"):
+                namespace[alias] = real
+                repaired.append(f"global {alias!r}")
+
+    def restore(kind, caller=None):
+        """kind: "test" (before a test cell), "inline" (from exact, mid-test), "local" (in-process)."""
+        repaired, tampered = [], []
+        restore_builtins(repaired, tampered)  # first: everything below may use builtins
+        if kind != "inline":
+            restore_machinery(tampered)
+        unguarded = [name for name in state["lazy"] if name in modules_dict and name not in state["snapshots"]]
+        if unguarded:  # imported behind the guard's back (its import hook was removed)
+            tampered.append("unguarded-import:" + ",".join(unguarded))
+        if kind == "test":
+            stack_is_pristine(caller, tampered)
+        restore_runtime(kind, repaired)
+        restore_imports(repaired)
+        restore_snapshots(repaired)
+        if kind == "inline":
+            return repaired, tampered
+        restore_instances(tampered)
+        shell = state["shell"]
         # during a cell IPython's display trap puts the shell's own hook there
         sys_mod.displayhook = shell.displayhook if shell is not None else state["displayhook"]
         if shell is not None:
-            saved = state["ipython"]
-            manager = shell.input_transformer_manager
-            for attr, key in (("cleanup_transforms", "input_transformers_cleanup"),
-                              ("line_transforms", "line_transforms"), ("token_transformers", "token_transformers")):
-                current = manager.__dict__.get(attr, MISSING)
-                if current is not MISSING and (type(current) is not list or not same(current, saved[key])):
-                    manager.__dict__[attr] = list(saved[key])
-                    tampered.append(f"input transformers ({attr})")
-            for attr, key in (("input_transformers_post", "input_transformers_post"),
-                              ("ast_transformers", "ast_transformers")):
-                current = shell.__dict__.get("_trait_values", {}).get(attr, MISSING)
-                if current is MISSING:
-                    current = shell.__dict__.get(attr, MISSING)
-                if current is not MISSING and (type(current) is not list or not same(current, saved[key])):
-                    setattr(shell, attr, list(saved[key]))
-                    tampered.append(attr)
-            if shell.__dict__.get("custom_exceptions", ()) != ():
-                shell.custom_exceptions = ()
-                tampered.append("custom exception handler")
-            for name, cbs in shell.events.callbacks.items():
-                kept = [cb for cb in cbs if module_of(cb) not in (None, "__main__")]
-                if len(kept) != len(cbs):
-                    cbs[:] = kept
-                    repaired.append(f"event callbacks ({name})")
-            for attr in tools["shell_methods"]:
-                if attr in vars(shell) and attr not in saved["instance_attrs"]:
-                    delattr(shell, attr)  # an instance attribute hiding a method (shell.run_cell = ...)
-                    tampered.append(f"shell.{attr}")
-            namespace = shell.user_ns
-            pristine_builtins = state["builtins"]
-            for name in list(namespace):
-                if (type(name) is str and name in pristine_builtins and not name.startswith("_")
-                        and name not in tools["ipython_managed"] and namespace[name] is not pristine_builtins[name]):
-                    del namespace[name]
-                    repaired.append(f"global {name!r} shadowing a builtin")
-            for alias, module_name in tools["aliases"].items():
-                real = state["modules_entries"].get(module_name) or modules_dict.get(module_name)
-                value = namespace.get(alias, real)
-                # only stand-ins for the module (another module, a notebook-made object); `F = features` stays
-                if real is not None and value is not real and (
-                        type(value) is module_type or type(value) is namespace_type or module_of(value) == "__main__"):
-                    namespace[alias] = real
-                    repaired.append(f"global {alias!r}")
+            restore_shell(shell, repaired, tampered)
+            restore_namespace(shell, repaired)
         return repaired, tampered
 
     def set_baseline(objects):
@@ -617,12 +655,12 @@ def _make_restorer(state, tools):
 
 
 def _tools() -> dict:
+    import _thread
     import ctypes
     import gc
     import signal
     import threading
     import time
-    import _thread
 
     set_async_exc = ctypes.PyDLL(None).PyThreadState_SetAsyncExc
     set_async_exc.argtypes = (ctypes.c_ulong, ctypes.py_object)

@@ -11,11 +11,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from autograder.nbconfig import db_url
+
 _lock = threading.Lock()
-
-
-def db_url(path: Path) -> str:
-    return f"sqlite:///{Path(path).resolve()}"
 
 
 def extract(course: Path, assignment: str, student: str) -> dict:
@@ -78,7 +76,7 @@ def merge(out: Path, template_db: Path, assignment: str, student: str, record: d
         if not (out / "gradebook.db").exists() and Path(template_db).exists():
             shutil.copy(template_db, out / "gradebook.db")
         if not (out / "nbgrader_config.py").exists():
-            from autograder.reports.manual import write_out_config
+            from autograder.nbconfig import write_out_config
 
             write_out_config(out)
         with Gradebook(db_url(out / "gradebook.db"), "course-kit") as gb:

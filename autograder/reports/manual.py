@@ -26,31 +26,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from autograder.nbconfig import db_url, write_out_config
 from autograder.reports.feedback import load_results, write_grades, write_lms_grades, write_page, write_result_files
 from autograder.grading.outcome import Result
-
-OUT_CONFIG = '''\
-# Written by `python -m autograder autograde`: OUT is an nbgrader course (formgrader, export).
-c = get_config()
-c.CourseDirectory.root = {root!r}
-c.CourseDirectory.course_id = "course-kit"
-c.CourseDirectory.db_url = {url!r}
-# `nbgrader export` here must not replace the autograder's grades.csv
-c.ExportPlugin.to = "nbgrader_grades.csv"
-c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}}
-c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
-'''
-
-
-def db_url(path: Path) -> str:
-    return f"sqlite:///{Path(path).resolve()}"
-
-
-def write_out_config(out: Path) -> None:
-    out = Path(out)
-    (out / "nbgrader_config.py").write_text(OUT_CONFIG.format(root=str(out.resolve()),
-                                                              url=db_url(out / "gradebook.db")))
-
 
 def prepare_out(out: Path, template: Path, assignments) -> None:
     """Copy each assignment's source and release into OUT and write OUT's nbgrader config."""

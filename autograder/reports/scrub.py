@@ -10,6 +10,9 @@ reads (``In``, ``linecache``, a caller's frame, a file). So after autograding:
   ``[hidden line]`` wherever it appears in any output of any cell, in the feedback HTML (raw and
   HTML-escaped), in the feedback lines and in ``result.json`` / ``results.json``.
 
+Also replaced everywhere: token-shaped strings (Hugging Face, GitHub, cloud keys) and the grader's
+own folders (the kit, its Python, the grader's home, temp and grading folders) by labels.
+
 What is not scrubbed: the student's own code cells (they wrote them), and anything transformed
 beyond recognition (a hidden line printed backwards). The sandbox is what keeps the kernel from
 reading the course copy in the first place; this is the second line.
@@ -17,6 +20,7 @@ reading the course copy in the first place; this is the second line.
 from __future__ import annotations
 
 import html
+import os
 import re
 from pathlib import Path
 
@@ -31,10 +35,37 @@ PRIORITY_ERRORS = ("CellTimeoutError", "DeadKernelError", "IntegrityError", "Not
 GUARD_TRIGGER = re.compile(r"__autograder_guard(?:_inline|_baseline)?__ = (?:\"[0-9a-f]*\"|1)\s*(?:\\n|\n)?")
 
 
-class Scrubber:
-    """Replaces secret lines in text; built from the source (solutions) and release notebooks."""
+TOKEN_SHAPES = re.compile(
+    r"\bhf_[A-Za-z0-9]{30,}\b"                       # Hugging Face
+    r"|\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}\b|\bgithub_pat_[A-Za-z0-9_]{40,}\b"   # GitHub
+    r"|\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}\b"             # OpenAI-style keys
+    r"|\bAKIA[0-9A-Z]{16}\b"                             # AWS access key ids
+    r"|\bya29\.[A-Za-z0-9_-]{20,}"                       # Google OAuth tokens
+    r"|(?i:bearer)\s+[A-Za-z0-9._~+/-]{20,}=*")
+TOKEN_PLACEHOLDER = "[token removed]"
 
-    def __init__(self, lines: set[str]):
+
+def host_paths(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Grader folders that must not appear in what a student gets -> the label shown instead."""
+    import sys
+    import tempfile
+
+    from autograder.manifest import REPO_ROOT
+
+    found = {str(REPO_ROOT): "<course kit>", os.path.expanduser("~"): "<grader home>",
+             tempfile.gettempdir(): "<tmp>"}
+    for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
+        if prefix.count("/") >= 2 and prefix not in ("/usr/local", "/opt/conda"):  # not a system folder
+            found[prefix] = "<python>"
+    found.update(extra or {})
+    return {path: label for path, label in found.items() if path and path != "/"}
+
+
+class Scrubber:
+    """Replaces secret lines, token-shaped strings and the grader's folders in text; built from
+    the source (solutions) and release notebooks and the submission's own grading folders."""
+
+    def __init__(self, lines: set[str], paths: dict[str, str] | None = None):
         self.lines = sorted(lines, key=len, reverse=True)
         variants = set()
         for line in self.lines:
@@ -45,19 +76,25 @@ class Scrubber:
             variants.add(escaped.replace("&#x27;", "&#39;"))
         ordered = sorted(variants, key=len, reverse=True)
         self.pattern = re.compile("|".join(re.escape(v) for v in ordered)) if ordered else None
+        self.paths = sorted(host_paths(paths).items(), key=lambda item: -len(item[0]))
 
     def __call__(self, text: str) -> str:
         if not isinstance(text, str) or not text:
             return text
         text = GUARD_TRIGGER.sub("", text)  # the grader's own trigger lines, as echoed by `In`
-        return self.pattern.sub(PLACEHOLDER, text) if self.pattern else text
+        if self.pattern:
+            text = self.pattern.sub(PLACEHOLDER, text)
+        text = TOKEN_SHAPES.sub(TOKEN_PLACEHOLDER, text)  # the last line of defence for credentials
+        for path, label in self.paths:
+            text = text.replace(path, label)
+        return text
 
     def __bool__(self) -> bool:
-        return bool(self.lines)
+        return True
 
     @classmethod
-    def from_notebooks(cls, source: Path | None, release: Path | None) -> "Scrubber":
-        return cls(secret_lines(source, release) if source is not None and Path(source).exists() else set())
+    def from_notebooks(cls, source: Path | None, release: Path | None, paths: dict[str, str] | None = None) -> Scrubber:
+        return cls(secret_lines(source, release) if source is not None and Path(source).exists() else set(), paths)
 
 
 def _lines(text: str) -> list[str]:

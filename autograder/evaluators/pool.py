@@ -1,0 +1,181 @@
+"""Long-lived evaluator processes, one per (evaluator, profile, GPU, isolation) and grading worker.
+
+Each :class:`EvaluatorProcess` runs ``autograder.evaluators.worker`` in a sandbox like a kernel's
+(its own uid in root mode, no network, no view of other submissions or the course source; it
+imports ``autograder.kernel`` and ``autograder.evaluators`` only). The grader copies one
+submission's artifact into the process's inbox (its channel folder, ``/run/kernel/inbox/<n>``
+inside), after checking it against the manifest's adapter rules, and reads one JSON line back.
+A process that died or answered nonsense is replaced once; one that is too slow is not retried.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from autograder.isolation import filesystem, processes
+from autograder.isolation.environment import inside_path
+from autograder.isolation.launcher import LAUNCH_BOOT
+from autograder.isolation.probe import next_uid
+from autograder.isolation.spec import HOME, Spec
+
+WORKER_BOOT = ("import sys; del sys.path[0]; from autograder.evaluators.worker import main; "
+               "sys.exit(main(sys.argv[1:]))")
+
+
+class EvaluatorProcess:
+    """One sandboxed worker that keeps its base model loaded."""
+
+    def __init__(self, name: str, profile: str, gpu: str | None, memory_mb: int, mode: str, scratch: Path):
+        self.channel = Path(tempfile.mkdtemp(prefix="age-", dir="/tmp" if len(tempfile.gettempdir()) > 40 else None))
+        (self.channel / "inbox").mkdir()
+        self.count, self.mode = 0, mode
+        self.uid = next_uid() if mode == "root" else None
+        if self.uid is not None:
+            for path in (self.channel, self.channel / "inbox"):
+                os.chown(path, self.uid, self.uid)
+        mounts, cache_env = filesystem.stage_caches(scratch, other_uid=mode == "root")
+        env = {"COURSE_PROFILE": profile, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+               "TOKENIZERS_PARALLELISM": "false", "PYTHONWARNINGS": "ignore", "TRANSFORMERS_VERBOSITY": "error",
+               "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TQDM_DISABLE": "1", "PYTHONUNBUFFERED": "1",
+               "CUDA_VISIBLE_DEVICES": gpu if gpu is not None else "", "AUTOGRADER_MEMORY_MB": str(memory_mb or 0),
+               "AUTOGRADER_MEMORY_MODE": "rss" if gpu is not None else "as",
+               **(cache_env if mode in ("root", "user") else _host_caches())}
+        argv = [sys.executable, "-c", WORKER_BOOT, name, profile]
+        spec = Spec(mode=mode, channel=str(self.channel), uid=self.uid or 0, disk_mb=512, memory_mb=memory_mb,
+                    workdir=f"{HOME}/evaluator", mounts=tuple(mounts), gpu=gpu is not None,
+                    autograder_parts=("kernel", "evaluators", "manifest.py"), env=env, argv=argv)
+        self.spec_dir = Path(tempfile.mkdtemp(prefix="ags-"))
+        command = [sys.executable, "-I", "-c", LAUNCH_BOOT, "--spec", str(spec.write(self.spec_dir))]
+        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=open(self.spec_dir / "stderr.log", "wb"), text=True, cwd="/",
+                                     start_new_session=True)
+        self.ready = self._read(600)
+
+    def _read(self, timeout: float) -> dict:
+        result: dict = {}
+
+        def read():
+            line = self.proc.stdout.readline()
+            if line:
+                try:
+                    result.update(json.loads(line))
+                except ValueError:
+                    result["error"] = f"evaluator answered {line[:200]!r}"
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(timeout)
+        if reader.is_alive():
+            self.close()
+            return {"error": f"the evaluator did not answer within {timeout:.0f} s"}
+        if not result:
+            return {"error": "the evaluator stopped: " + self.stderr_tail()}
+        return result
+
+    def stderr_tail(self) -> str:
+        try:
+            lines = (self.spec_dir / "stderr.log").read_text(errors="replace").strip().splitlines()
+            return lines[-1][:300] if lines else f"exit {self.proc.poll()}"
+        except OSError:
+            return "no log"
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None and "error" not in self.ready
+
+    def measure(self, artifact: Path, rules, timeout: float) -> dict:
+        self.count += 1
+        inbox = self.channel / "inbox" / str(self.count)
+        shutil.copytree(artifact, inbox, symlinks=False) if artifact.is_dir() else inbox.mkdir()
+        if self.uid is not None:
+            for path in [inbox, *inbox.rglob("*")]:
+                os.chown(path, self.uid, self.uid)
+        where = inside_path(str(inbox), str(self.channel)) if self.mode in ("root", "user") else str(inbox)
+        request = {"adapter": where, "rules": dataclasses.asdict(rules) if rules else None}
+        try:
+            self.proc.stdin.write(json.dumps(request) + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            return {"error": "the evaluator stopped: " + self.stderr_tail()}
+        answer = self._read(timeout)
+        shutil.rmtree(inbox, ignore_errors=True)
+        return answer
+
+    def close(self) -> None:
+        try:
+            processes.kill_tree(self.proc.pid)
+            self.proc.wait(timeout=10)
+        except Exception:  # noqa: BLE001
+            pass
+        if self.uid is not None:
+            processes.kill_uid(self.uid)
+        shutil.rmtree(self.channel, ignore_errors=True)
+        shutil.rmtree(self.spec_dir, ignore_errors=True)
+
+
+def _host_caches() -> dict[str, str]:
+    """Without isolation: the hub and datasets caches by path, never HF_HOME (it holds the token)."""
+    names = {"hub": "HF_HUB_CACHE", "datasets": "HF_DATASETS_CACHE", "math": "COURSE_MATH_SOURCE"}
+    return {names[k]: v for k, v in {**filesystem.hf_cache_folders(), **filesystem.data_folders()}.items()}
+
+
+class Pool:
+    """Evaluator processes by (name, profile, GPU, isolation): one per grading worker at a time, reused."""
+
+    def __init__(self, scratch: Path | None = None):
+        self.idle: dict[tuple, list[EvaluatorProcess]] = {}
+        self.lock = threading.Lock()
+        self.scratch = Path(scratch) if scratch else Path(tempfile.mkdtemp(prefix="agpool-"))
+
+    def measure(self, spec: dict, submitted: Path, settings, gpu: str | None) -> dict:
+        from autograder.isolation.probe import probe
+
+        started = time.perf_counter()
+        mode = probe(settings.sandbox).mode
+        key = (spec["name"], settings.profile, gpu, mode)
+        artifact = submitted / spec["artifact"]
+        if not artifact.is_dir():
+            return {spec["name"]: {"error": f"no {spec['artifact']} folder in the submission", "rate": None}}
+        with self.lock:
+            process = self.idle.setdefault(key, []).pop() if self.idle.get(key) else None
+        answer = None
+        for _attempt in range(2):  # a dead or broken worker is replaced once
+            if process is None or not process.alive:
+                if process is not None:
+                    process.close()
+                process = EvaluatorProcess(spec["name"], settings.profile, gpu, spec["memory_mb"], mode, self.scratch)
+                if not process.alive:
+                    answer = {"error": f"the evaluator could not start: {process.ready.get('error')}"}
+                    process.close()
+                    process = None
+                    continue
+            answer = process.measure(artifact, spec.get("adapters"), spec["timeout"])
+            if process.alive:
+                break
+            process.close()
+            process = None
+            if "did not answer" in str(answer.get("error", "")):
+                break  # too slow, not broken: no second try
+        if process is not None:
+            with self.lock:
+                self.idle.setdefault(key, []).append(process)
+        answer = dict(answer or {"error": "no answer"})
+        answer.setdefault("rate", None)
+        answer["seconds"] = round(time.perf_counter() - started, 2)
+        return {spec["name"]: answer}
+
+    def close(self) -> None:
+        with self.lock:
+            for processes_ in self.idle.values():
+                for process in processes_:
+                    process.close()
+            self.idle.clear()
+        shutil.rmtree(self.scratch, ignore_errors=True)

@@ -1,0 +1,60 @@
+"""The grading kernel's environment and sandbox: what it is told, what it may see.
+
+The kernel's whole environment comes from :func:`kernel_env` (allowlisted by the launcher on top
+of the sandbox basics); it never holds a grader measurement or anything of the grader's own
+environment. :func:`sandbox_spec` describes the kernel's sandbox: its copy of the submission, the
+model caches, its limits.
+"""
+from __future__ import annotations
+
+import re
+
+from autograder.isolation.environment import inside_path
+from autograder.isolation.spec import HOME, Spec
+from autograder.kernel.guard import HELPERS_MODULES, TORCH_MODULES
+
+GUARD_MODULES = ("numpy", "numpy.testing", "numpy.linalg", "math", "operator", "functools", "autograder",
+                 "autograder.kernel", "autograder.kernel.exact")
+IMPORTS_TORCH = re.compile(r"^\s*(import torch|from torch)", re.MULTILINE)
+
+
+def guarded_modules(release) -> tuple[list[str], list[str]]:
+    """(recorded at kernel start, recorded when first imported). torch is recorded at start when
+    the release imports it anyway; the kit's helpers when the notebook first imports them."""
+    text = "\n".join(c.get("source", "") for c in release.cells if c.cell_type == "code")
+    if IMPORTS_TORCH.search(text):
+        return [*GUARD_MODULES, *TORCH_MODULES], list(HELPERS_MODULES)
+    return list(GUARD_MODULES), [*TORCH_MODULES, *HELPERS_MODULES]
+
+
+def kernel_env(profile: str, memory_mb: int, release, workspace, gpu: str | None,
+               cache_env: dict[str, str]) -> dict[str, str]:
+    """What the kernel is told: profile, offline flags, limits, the guard's lists and key file."""
+    modules, lazy = guarded_modules(release)
+    channel = str(workspace.channel)
+
+    def here(path) -> str:  # channel paths as the kernel sees them
+        return inside_path(str(path), channel) if workspace.isolation.isolated else str(path)
+
+    return {
+        "COURSE_PROFILE": profile, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "MPLBACKEND": "Agg",
+        "TOKENIZERS_PARALLELISM": "false", "PYTHONUNBUFFERED": "1", "NBGRADER_EXECUTION": "autograde",
+        # nbgrader scores a test cell 0 when anything reaches stderr: keep library warnings and
+        # progress bars (model loading inside hidden tests) from costing a student points
+        "PYTHONWARNINGS": "ignore", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error",
+        "TQDM_DISABLE": "1",
+        "AUTOGRADER_STATE_DIR": here(workspace.kernel_state), "AUTOGRADER_GUARD_KEYFILE": here(workspace.channel / "guard.key"),
+        "AUTOGRADER_MEMORY_MB": str(memory_mb or 0), "AUTOGRADER_GUARD_MODULES": ",".join(modules),
+        "AUTOGRADER_GUARD_LAZY": ",".join(lazy),
+        # CUDA reserves far more address space than it uses: limit resident memory instead
+        "AUTOGRADER_MEMORY_MODE": "rss" if gpu is not None else "as",
+        "CUDA_VISIBLE_DEVICES": gpu if gpu is not None else "",
+        **cache_env,
+    }
+
+
+def sandbox_spec(workspace, assignment, notebook, env: dict, gpu: str | None, mounts: list, memory_mb: int) -> Spec:
+    return Spec(mode=workspace.isolation.mode, channel=str(workspace.channel), uid=workspace.uid or 0,
+                disk_mb=assignment.limits.disk_mb, memory_mb=memory_mb, workdir=f"{HOME}/{assignment.id}",
+                work_from=str(notebook.parent), notebooks=(str(notebook),), mounts=tuple(mounts), gpu=gpu is not None,
+                env=env)

@@ -6,7 +6,7 @@ Grids are drawn as images with state ``s = y * size + x`` at column ``x`` and ro
 
 from __future__ import annotations
 
-from typing import Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -27,7 +27,7 @@ def _annotate(ax, grid: np.ndarray, fmt: str = "{:.2f}") -> None:
                 color="black" if v > mid else "white")
 
 
-def _heatmaps(panels: Sequence[tuple], size: int, suptitle: Optional[str], cbar_label: str):
+def _heatmaps(panels: Sequence[tuple], size: int, suptitle: str | None, cbar_label: str):
     """Side-by-side heatmaps that share one colour scale."""
     grids = [_grid(values, size) for _, values in panels]
     vmin = min(float(g.min()) for g in grids)
@@ -35,7 +35,7 @@ def _heatmaps(panels: Sequence[tuple], size: int, suptitle: Optional[str], cbar_
     fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 4.2), squeeze=False)
     axes = axes[0]
     image = None
-    for ax, (title, _), grid in zip(axes, panels, grids):
+    for ax, (title, _), grid in zip(axes, panels, grids, strict=True):
         image = ax.imshow(grid, cmap="viridis", vmin=vmin, vmax=vmax)
         _annotate(ax, grid)
         ax.set_title(title)
@@ -63,7 +63,7 @@ def plot_visitation(world, empirical: np.ndarray, expected: np.ndarray,
                      "state visitation frequency", "visits per trajectory")
 
 
-def plot_policy(world, policy: np.ndarray, background: Optional[np.ndarray] = None,
+def plot_policy(world, policy: np.ndarray, background: np.ndarray | None = None,
                 terminal: Sequence[int] = (), title: str = "policy", ax=None):
     """One arrow per action and state, its length proportional to ``policy[s, a]``.
 

@@ -12,15 +12,19 @@ Conventions used throughout
 * ``p_transition[s_from, s_to, a]`` is ``P(s_to | s_from, a)``; each ``[s_from, :, a]`` sums to 1.
 * ``reward`` is a vector with one entry per state.
 
-The sampling code reproduces the handout's demonstrations exactly for a given seed: it
-draws from ``numpy.random.Generator`` in the same order (start state, then per step an
-action followed by the next state) with the same float32 probability tables.
+The sampling code is deterministic for a given seed: it draws from one
+``numpy.random.Generator`` in a fixed order (start state, then per step an action followed by
+the next state) from float32 probability tables, so every run sees the same demonstrations.
+
+Two small checks, :func:`check_sweep_shape` and :func:`check_forward_mass`, are called from the
+skeleton of ``compute_expected_svf`` in the notebook: they turn a wrong shape or a forward pass
+that creates probability mass into an error that names the TODO to look at.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, List, Sequence, Tuple
 
 import numpy as np
 
@@ -38,10 +42,12 @@ __all__ = [
     "stochastic_policy_from_value",
     "setup_training_world",
     "generate_expert_data",
+    "check_sweep_shape",
+    "check_forward_mass",
 ]
 
 #: Unit moves, indexed by action: right, left, down (+y), up (-y).
-ACTIONS: Tuple[Tuple[int, int], ...] = ((1, 0), (-1, 0), (0, 1), (0, -1))
+ACTIONS: tuple[tuple[int, int], ...] = ((1, 0), (-1, 0), (0, 1), (0, -1))
 
 
 # ---------------------------------------------------------------------------------------
@@ -62,14 +68,14 @@ class GridWorld:
         self.p_transition = self._build_transition_table()
 
     # -- coordinates -------------------------------------------------------------------
-    def state_index_to_point(self, state: int) -> Tuple[int, int]:
+    def state_index_to_point(self, state: int) -> tuple[int, int]:
         return state % self.size, state // self.size
 
-    def state_point_to_index(self, point: Tuple[int, int]) -> int:
+    def state_point_to_index(self, point: tuple[int, int]) -> int:
         x, y = point
         return y * self.size + x
 
-    def _clip_point(self, point: Tuple[int, int]) -> Tuple[int, int]:
+    def _clip_point(self, point: tuple[int, int]) -> tuple[int, int]:
         x, y = point
         return min(max(x, 0), self.size - 1), min(max(y, 0), self.size - 1)
 
@@ -125,14 +131,14 @@ class IcyGridWorld(GridWorld):
         corner = x_border & y_border
         border = x_border | y_border
 
-        # Probabilities as Python floats, written the same way as the handout's rule so the
-        # float32 table is bit-for-bit the handout's.
+        # Probabilities as Python floats, computed in the same order as the per-triple rule in
+        # tests/test_irl.py, so the float32 table matches that rule bit for bit.
         p_intended = 1.0 - p + p / k
         p_neighbour = p / k
         p_bump_corner = 1.0 - p + 2.0 * p / k
         p_slip_corner = 2.0 * p / k
 
-        # np.select takes the first matching condition, mirroring the handout's if-chain.
+        # np.select takes the first matching condition, like an if/elif chain over the cases.
         shape = (self.n_states, self.n_states, k)
         conditions = [
             hits_target,
@@ -170,10 +176,10 @@ class Transition:
 class Trajectory:
     """A list of transitions; ``state_sequence`` gives the visited states in order."""
 
-    def __init__(self, transitions: List[Transition]):
+    def __init__(self, transitions: list[Transition]):
         self._transitions = list(transitions)
 
-    def transitions(self) -> List[Transition]:
+    def transitions(self) -> list[Transition]:
         return self._transitions
 
     def state_sequence(self) -> np.ndarray:
@@ -220,7 +226,7 @@ def generate_trajectories(
     terminal: Iterable[int],
     n_trajectories: int,
     seed: int = 0,
-) -> List[Trajectory]:
+) -> list[Trajectory]:
     """Sample ``n_trajectories`` demonstrations; each start state is drawn uniformly from
     ``start_states``. One generator, seeded once, serves the whole set."""
     rng = np.random.default_rng(seed)
@@ -240,8 +246,8 @@ def generate_trajectories(
 def value_iteration(p_transition: np.ndarray, reward: np.ndarray, discount: float, eps: float = 1e-4) -> np.ndarray:
     """Optimal state values ``V(s) = max_a [r(s) + discount * sum_s' P(s'|s,a) V(s')]``.
 
-    Iterates until the largest change is at most ``eps``. Computed in float32 like the
-    handout, so the expert (and hence the demonstrations) match it exactly.
+    Iterates until the largest change is at most ``eps``. Computed in float32, so the expert
+    (and hence the demonstrations) are the same on every machine and every run.
     """
     n_states, _, n_actions = p_transition.shape
     reward = np.asarray(reward, dtype=np.float32)
@@ -250,7 +256,7 @@ def value_iteration(p_transition: np.ndarray, reward: np.ndarray, discount: floa
     while delta > eps:
         q = np.empty((n_states, n_actions), dtype=np.float32)  # (S, A)
         for a in range(n_actions):  # one matrix-vector product per action
-            # same operation order as the handout: (discount * P_a) @ v, in float32
+            # a fixed operation order, (discount * P_a) @ v in float32: the demonstrations depend on it
             q[:, a] = reward + discount * p_transition[:, :, a] @ v
         v_new = q.max(axis=1)
         delta = float(np.max(np.abs(v_new - v)))
@@ -271,9 +277,9 @@ def intended_next_states(world: GridWorld) -> np.ndarray:
 def stochastic_policy_from_value(world: GridWorld, value: np.ndarray, sharpness: float = 50.0) -> np.ndarray:
     """The expert: ``pi(a|s)`` proportional to ``exp(sharpness * V(next(s, a)))``.
 
-    ``next(s, a)`` is the intended (non-slipping) successor. The handout writes the
-    preference as ``exp(V) ** 50``, which overflows float64 once ``V`` exceeds about 14;
-    this is the same distribution computed as a max-shifted softmax, finite for any ``V``.
+    ``next(s, a)`` is the intended (non-slipping) successor. Written as ``exp(V) ** 50`` the
+    preference overflows float64 once ``V`` exceeds about 14; this is the same distribution
+    computed as a max-shifted softmax, finite for any ``V``.
     Returns float32 probabilities of shape (S, A).
     """
     value = np.asarray(value, dtype=np.float64)
@@ -289,8 +295,8 @@ def stochastic_policy_from_value(world: GridWorld, value: np.ndarray, sharpness:
 
 
 def setup_training_world(size: int = 5, p_slip: float = 0.2):
-    """The 5x5 icy world of the handout: reward 1 in the far corner (the only terminal
-    state) and 0.65 at state 8; zero elsewhere. Returns ``(world, reward, terminal)``."""
+    """The notebook's 5x5 icy world: reward 1 in the far corner (the only terminal state)
+    and 0.65 at state 8; zero elsewhere. Returns ``(world, reward, terminal)``."""
     world = IcyGridWorld(size=size, p_slip=p_slip)
     reward = np.zeros(world.n_states, dtype=np.float32)
     reward[-1] = 1.0
@@ -308,9 +314,60 @@ def generate_expert_data(
     seed: int = 11,
     sharpness: float = 50.0,
     start_states: Sequence[int] = (0,),
-) -> List[Trajectory]:
+) -> list[Trajectory]:
     """Demonstrations from the expert for ``reward``, all starting at state 0 by default."""
     value = value_iteration(world.p_transition, reward, discount)
     policy = stochastic_policy_from_value(world, value, sharpness=sharpness)
     starts = np.asarray(start_states, dtype=np.int64)
     return generate_trajectories(world, policy, starts, terminal, n_trajectories, seed)
+
+
+# ---------------------------------------------------------------------------------------
+# Checks called from the notebook's skeleton of compute_expected_svf (TODO 3)
+# ---------------------------------------------------------------------------------------
+
+
+def check_sweep_shape(za, n_states: int, n_actions: int, todo: str = "TODO 3 (backward step)") -> None:
+    """Raise ``ValueError`` naming ``todo`` unless ``za`` has shape ``(n_states, n_actions)``.
+
+    One sweep of the backward pass produces one partition value per state and action; a
+    flattened or transposed array would otherwise fail later, in a line that is not the
+    student's, with a message about matrix shapes.
+    """
+    shape = np.shape(za)
+    if shape != (n_states, n_actions):
+        raise ValueError(f"{todo}: Za must have shape (S, A) = ({n_states}, {n_actions}), one partition value "
+                         f"Z_(s,a) per state s and action a; yours has shape {shape}")
+
+
+def check_forward_mass(d, shape=None, todo: str = "TODO 3 (forward push)", rtol: float = 1e-5) -> None:
+    """Raise ``ValueError`` naming ``todo`` when the rows of ``d`` are not visitation distributions
+    of trajectories that can only end.
+
+    ``d[t, s]`` is the probability of being in ``s`` at step ``t``. Each step moves the mass of
+    the non-terminal states and drops the mass of the terminal ones, so the total of ``d[t]``
+    can stay the same or shrink, never grow, and no entry is negative. Rows that hold NaN or inf
+    (an overflowed backward pass, see the notebook's extension) are not judged here. ``shape``,
+    when given, is the shape ``d`` must have, ``(T, S)``. ``rtol`` leaves room for dynamics stored
+    in float32, whose rows sum to 1 only up to about 1e-7.
+    """
+    d = np.asarray(d, dtype=np.float64)
+    if d.ndim != 2 or (shape is not None and d.shape != tuple(shape)):
+        want = f"shape {tuple(shape)}" if shape is not None else "a (T, S) array"
+        raise ValueError(f"{todo}: d must stay {want}, d[t, s] = probability of being in s at step t; "
+                         f"yours has shape {d.shape}")
+    with np.errstate(all="ignore"):                # NaN entries compare as False: not judged
+        negative = np.argwhere(d < -1e-12)
+        if negative.size:
+            t, s = negative[0]
+            raise ValueError(f"{todo}: d[{t}, {s}] = {d[t, s]:.3g} is negative; probabilities of being in a state "
+                             "cannot be, so check the terms your push adds up")
+        totals = d.sum(axis=1)                                                   # (T,)
+        grows = np.flatnonzero(totals[1:] > totals[:-1] * (1.0 + rtol) + 1e-12)
+    if grows.size:
+        t = int(grows[0]) + 1
+        raise ValueError(
+            f"{todo}: d[{t}] holds probability mass {totals[t]:.4g} but d[{t - 1}] held only {totals[t - 1]:.4g}: "
+            "the push creates mass. A step only moves the mass that is already there: from each non-terminal "
+            "state it is split over the actions by pi(a|s), whose row sums to 1, and then over next states by "
+            "the dynamics. Look for actions added up without their policy weights, or mass moved twice.")

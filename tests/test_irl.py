@@ -1,16 +1,25 @@
-"""Tests for helpers.irl and helpers.irl_plots (the maxent_irl scaffolding)."""
+"""Tests for helpers.irl and helpers.irl_plots (the maxent_irl scaffolding) and for the maxent_irl
+notebook's text: its numbers against the executed reference, hints that hold no answer line, hidden
+tests that draw only from generators they create, the pack cell."""
+import difflib
+import io
+import math
+import re
+import tokenize
+import zipfile
 from itertools import product
+from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
+import nbformat  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from helpers import irl, irl_plots  # noqa: E402
-
 
 # --- reference definitions, written as per-triple rules like the handout ------------------
 
@@ -207,7 +216,44 @@ def test_plots_return_figures():
     plt.close("all")
 
 
-# --- numbers in the notebook's prose come from its executed run ---------------------------
+# --- the checks the skeleton of TODO 3 calls ---------------------------------------------------
+
+def test_check_sweep_shape_names_todo_3():
+    irl.check_sweep_shape(np.zeros((4, 2)), 4, 2)
+    for wrong in (np.zeros(8), np.zeros((2, 4)), np.zeros((4, 2, 1))):
+        with pytest.raises(ValueError, match=r"TODO 3 \(backward step\): Za must have shape \(S, A\) = \(4, 2\)"):
+            irl.check_sweep_shape(wrong, 4, 2)
+
+
+def test_check_forward_mass_accepts_what_a_correct_push_produces():
+    world, reward, terminal = irl.setup_training_world()
+    d = np.zeros((4, world.n_states))
+    d[0, 0] = 1.0
+    step = world.p_transition[:, :, 0].astype(np.float64)    # float32 rows: sums are 1 only to ~1e-7
+    step = step * (1 + 5e-7)                                 # a little more than float32 rounding ever gives
+    step[terminal] = 0.0
+    for t in range(1, 4):
+        d[t] = d[t - 1] @ step
+    irl.check_forward_mass(d, (4, world.n_states))
+    irl.check_forward_mass(np.array([[1.0, 0.0], [0.3, 0.2], [0.0, 0.0]]))           # mass leaves: fine
+    irl.check_forward_mass(np.array([[1.0, 0.0], [np.nan, np.nan], [np.nan, 0.0]]))  # overflowed: not judged
+
+
+def test_check_forward_mass_names_the_forward_push():
+    with pytest.raises(ValueError, match=r"TODO 3 \(forward push\): d\[2\] holds probability mass 2 .* creates mass"):
+        irl.check_forward_mass(np.array([[1.0, 0.0], [0.5, 0.5], [1.0, 1.0]]))
+    with pytest.raises(ValueError, match=r"TODO 3 \(forward push\): d\[1, 0\] = -0.5 is negative"):
+        irl.check_forward_mass(np.array([[1.0, 0.0], [-0.5, 0.5]]))
+    with pytest.raises(ValueError, match=r"TODO 3 \(forward push\): d must stay shape \(3, 2\)"):
+        irl.check_forward_mass(np.zeros((2, 3)), (3, 2))
+
+
+# --- the notebook's text -----------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+SOLUTION = REPO / "solutions" / "maxent_irl" / "maxent_irl.ipynb"
+RELEASE = REPO / "notebooks" / "maxent_irl" / "maxent_irl.ipynb"
+
 
 def _cells_by_id(notebook):
     return {c.get("metadata", {}).get("nbgrader", {}).get("grade_id"): c for c in notebook.cells}
@@ -217,32 +263,226 @@ def _stdout(cell) -> str:
     return "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("assignment", ["maxent_irl"])
-def test_prose_numbers_match_the_executed_run(executed_references, assignment):
-    """'in our run the gap ended at 0.81' and the 13x13 overflow claim hold in the executed reference."""
-    import re
+def test_students_read_nothing_about_a_handout():
+    """The notebook names its own sections; the helpers students install say nothing about a handout either."""
+    release = nbformat.read(RELEASE, as_version=4)
+    for cell in release.cells:
+        assert "handout" not in cell.source.lower(), (cell.metadata.get("nbgrader", {}).get("grade_id"), cell.source)
+    for module in (irl, irl_plots):
+        assert "handout" not in Path(module.__file__).read_text().lower(), module.__name__
 
-    import nbformat
 
-    executed = nbformat.read(executed_references.reference_dir(assignment) / f"{assignment}.ipynb", as_version=4)
-    cells = _cells_by_id(executed)
+def _tokens(line: str) -> list[str]:
+    """A line's code tokens, normalised: no `np.`, `1.0` is `1`, `<-` and `:=` are `=`."""
+    line = line.replace("<-", "=").replace(":=", "=").replace("np.", "").replace("numpy.", "")
+    out = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(line.strip()).readline):
+            if tok.type in (tokenize.NAME, tokenize.OP, tokenize.NUMBER):
+                text = tok.string
+                if tok.type == tokenize.NUMBER and re.fullmatch(r"\d+\.0*", text):
+                    text = text.split(".")[0]
+                out.append(text)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        out = re.findall(r"[A-Za-z_]\w*|\d+|[^\s\w]", line)
+    return out
 
-    claim = re.search(r"in our run the gap ended at (\d+\.\d+)", cells["todo4_intro"].source)
-    assert claim, "todo4_intro no longer states the gap of our run: update this test"
-    printed = re.search(r"largest feature-expectation gap (\d+\.\d+)", _stdout(cells["check_maxent_irl"]))
-    assert printed, "the self-check cell did not print the feature gap"
-    decimals = len(claim.group(1).split(".")[1])
-    assert round(float(printed.group(1)), decimals) == float(claim.group(1)), (printed.group(1), claim.group(1))
 
-    # E1: the plain backward pass is right up to 12x12 and breaks (one visit in total) from 13x13 on
-    assert "from about $|S| = 13 \\times 13$" in cells["extension_intro"].source
+def _solution_lines(notebook) -> list[str]:
+    lines = []
+    for cell in notebook.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("solution") and "### BEGIN SOLUTION" in cell.source:
+            block = cell.source.split("### BEGIN SOLUTION", 1)[1].split("### END SOLUTION", 1)[0]
+            lines += [line.split("#", 1)[0].strip() for line in block.splitlines()]
+    return [line for line in lines if len(_tokens(line)) >= 6]
+
+
+def _prose_lines(notebook) -> list[str]:
+    """Every line a student reads as text: markdown, comments, docstrings and other strings."""
+    lines = []
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            lines += re.sub(r"`([^`]*)`", r" \1 ", cell.source).splitlines()
+            continue
+        for line in cell.source.splitlines():
+            if "#" in line:
+                lines.append(line.split("#", 1)[1])
+        lines += [m.group(1) for m in re.finditer(r"\"([^\"\n]{12,})\"", cell.source)]
+        lines += re.findall(r'"""(.*?)"""', cell.source, flags=re.S)
+    return lines
+
+
+def _answer_lines_in_prose(notebook) -> list[tuple[str, str]]:
+    """(answer line, the prose line that nearly spells it out) for the notebook's TODO answers."""
+    solutions = [(line, _tokens(line)) for line in _solution_lines(nbformat.read(SOLUTION, as_version=4))
+                 if not line.startswith(("def ", "return ", "for ", "if "))]
+    found = []
+    for prose in _prose_lines(notebook):
+        for chunk in re.split(r"[;]|\bthen\b", prose):
+            tokens = _tokens(chunk)
+            if len(tokens) < 6:
+                continue
+            for line, answer in solutions:
+                if difflib.SequenceMatcher(None, tokens, answer, autojunk=False).ratio() >= 0.75:
+                    found.append((line, chunk.strip()))
+    return found
+
+
+def test_no_hint_spells_out_an_answer_line():
+    """Issue: TODO 4's comment `omega <- omega * exp(lr / (1 + step) * gradient)` was the answer line."""
+    leaks = _answer_lines_in_prose(nbformat.read(RELEASE, as_version=4))
+    assert not leaks, "\n".join(f"answer {line!r} is nearly spelled out by {prose!r}" for line, prose in leaks)
+
+
+def test_the_answer_line_detector_finds_the_old_todo_4_hint():
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(
+        "# TODO: gradient = empirical - model_features; then the exponentiated step\n"
+        "# omega <- omega * exp(lr / (1 + step) * gradient).\n")]
+    leaks = _answer_lines_in_prose(notebook)
+    assert any("omega" in line and "exp" in line for line, _ in leaks), leaks
+
+
+def _hidden_blocks(notebook) -> dict[str, str]:
+    blocks = {}
+    for cell in notebook.cells:
+        if "### BEGIN HIDDEN TESTS" in cell.source:
+            gid = cell.metadata["nbgrader"]["grade_id"]
+            blocks[gid] = cell.source.split("### BEGIN HIDDEN TESTS", 1)[1].split("### END HIDDEN TESTS", 1)[0]
+    return blocks
+
+
+def test_hidden_tests_draw_only_from_generators_they_create():
+    """Issue 18: a student could replace `random`'s module-level generators (and `random` is not restored
+    before a test cell); every random input comes from np.random.default_rng(<literal seed>) made in the test."""
+    blocks = _hidden_blocks(nbformat.read(SOLUTION, as_version=4))
+    assert len(blocks) == 9, sorted(blocks)
+    for gid, block in blocks.items():
+        assert not re.search(r"^\s*(import random|from random import)", block, flags=re.M), gid
+        assert not re.search(r"(?<![\w.])random\.", block), gid
+        uses = re.findall(r"np\.random\.(\w+)\(([^)]*)\)", block)
+        assert all(name == "default_rng" and re.fullmatch(r"\d+", args.strip()) for name, args in uses), (gid, uses)
+        assert "import numpy as np" in block, f"{gid}: import numpy in the test (the global np is the student's)"
+        assert "exact_" in block, f"{gid}: convert the student's results with autograder.kernel.exact"
+
+
+def test_points_quoted_in_the_text_match_the_test_cells():
+    """The title's table and each TODO's '(N points)' against the points of the test cells."""
+    notebook = nbformat.read(SOLUTION, as_version=4)
+    cells = _cells_by_id(notebook)
+    order = [c.metadata["nbgrader"]["grade_id"] for c in notebook.cells]
+    points = {c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"].get("points", 0) for c in notebook.cells
+              if c.metadata["nbgrader"].get("grade") and c.cell_type == "code"}
+    per_todo = {}
+    for k in range(1, 5):
+        start = order.index(f"todo{k}_intro")
+        stop = order.index(f"todo{k + 1}_intro") if k < 4 else order.index("plots_intro")
+        tests = [gid for gid in order[start:stop] if gid in points]
+        per_todo[k] = tests
+        quoted = [int(n) for n in re.findall(r"\((\d+) points?\)", cells[f"todo{k}_intro"].source)]
+        assert quoted == [sum(points[t] for t in tests)] + [points[t] for t in tests], (k, quoted, tests)
+    title = cells["title"].source
+    split = re.search(r"feature expectations (\d+), start distribution (\d+), expected state-visitation "
+                      r"frequencies (\d+), the solver (\d+) \| (\d+)", title)
+    assert split and [int(x) for x in split.groups()] == [sum(points[t] for t in per_todo[k]) for k in range(1, 5)] + [
+        sum(points.values())], split
+    manual = [c.metadata["nbgrader"]["points"] for c in notebook.cells
+              if c.cell_type == "markdown" and c.metadata["nbgrader"].get("grade")]
+    assert "| 12 (3 each) |" in title and manual == [3, 3, 3, 3]
+    assert sum(points.values()) == 28  # the point split of the assignment: 12 by hand, 28 autograded
+
+
+def test_pack_cell_is_last_and_skipped_while_grading():
+    notebook = nbformat.read(SOLUTION, as_version=4)
+    last = notebook.cells[-1]
+    assert last.metadata["nbgrader"]["grade_id"] == "pack" and last.metadata["nbgrader"]["locked"]
+    assert last.source.startswith("# ") and "if AUTOGRADING:" in last.source
+    assert 'submission.pack("maxent_irl")' in last.source.split("else:", 1)[1]
+    assert "run the last cell" in _cells_by_id(notebook)["title"].source
+
+
+# --- numbers in the notebook's text come from its executed run --------------------------------
+
+DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?!\.?\d)(?![A-Za-z_])")
+
+
+def _e1_table(executed) -> dict[int, tuple[float, float]]:
     rows = {}
-    for line in _stdout(cells["stability_demo"]).splitlines():
+    for line in _stdout(_cells_by_id(executed)["stability_demo"]).splitlines():
         parts = line.split()
         if len(parts) == 6 and parts[0].isdigit():
             rows[int(parts[0])] = (float(parts[1]), float(parts[2]))
-    assert {12, 13} <= set(rows), rows
-    plain, stable = rows[12]
-    assert abs(plain - stable) < 0.01, rows[12]
-    assert all(rows[size][0] == 1.0 and rows[size][1] > 100 for size in rows if size >= 13), rows
+    return rows
+
+
+def _claims(solution, executed) -> dict[tuple[str, str], tuple[str, float]]:
+    """(grade_id, number as written in that markdown cell) -> (what it claims, the value it must round to)."""
+    cells = _cells_by_id(executed)
+    gap = re.search(r"largest feature-expectation gap (\d+\.\d+)", _stdout(cells["check_maxent_irl"]))
+    assert gap, "the self-check cell did not print the feature gap"
+    bound = re.search(r"assert max_feature_gap <= (\d+\.\d+)", _cells_by_id(solution)["check_maxent_irl"].source)
+    table = _e1_table(executed)
+    _, reward, _ = irl.setup_training_world()
+    return {
+        ("q4", "1.00"): ("E1 table: total visits of the plain pass on 13x13", table[13][0]),
+        ("q4", "314.13"): ("E1 table: total visits of the log-space pass on 13x13", table[13][1]),
+        ("world_intro", "0.65"): ("the true reward of state 8", float(reward[8])),
+        ("todo4_intro", "0.85"): ("the bound the self-check asserts", float(bound.group(1))),
+        ("todo4_intro", "0.81"): ("the gap the self-check printed", float(gap.group(1))),
+        ("extension_intro", "2.4"): ("log(|A| e), the growth of log Z per sweep at omega = 1", math.log(4 * math.e)),
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("assignment", ["maxent_irl"])
+def test_every_number_in_the_text_matches_the_executed_run(executed_references, assignment):
+    """Each decimal number in every paragraph of every markdown cell (model answers included) is a known
+    claim, and equals, to the digits written, what the executed reference printed or what the code says."""
+    executed = nbformat.read(executed_references.reference_dir(assignment) / f"{assignment}.ipynb", as_version=4)
+    solution = nbformat.read(SOLUTION, as_version=4)
+    claims = _claims(solution, executed)
+    seen, problems = set(), []
+    for cell in solution.cells:
+        if cell.cell_type != "markdown":
+            continue
+        gid = cell.metadata["nbgrader"]["grade_id"]
+        for match in DECIMAL.finditer(cell.source):
+            key = (gid, match.group())
+            seen.add(key)
+            if key not in claims:
+                problems.append(f"{gid}: the number {match.group()} has no check in _claims; add one")
+                continue
+            what, value = claims[key]
+            decimals = len(match.group().split(".")[1])
+            if round(value, decimals) != float(match.group()):
+                problems.append(f"{gid}: says {match.group()} for {what}, the run gives {value:.{decimals + 2}f}")
+    problems += [f"{gid}: no longer quotes {number}; drop its claim" for gid, number in set(claims) - seen]
+    assert not problems, "\n".join(problems)
+
+    # integers the text relies on
+    text = {c.metadata["nbgrader"]["grade_id"]: c.source for c in solution.cells if c.cell_type == "markdown"}
+    world_out = _stdout(_cells_by_id(executed)["world_setup"])
+    assert "We get to watch 200 of its walks" in text["title"] and "200 demonstrations" in world_out
+    assert "(state 24, the only terminal state)" in text["world_intro"] and "at state 8" in text["world_intro"]
+    _, reward, terminal = irl.setup_training_world()
+    assert terminal.tolist() == [24] and np.flatnonzero(reward).tolist() == [8, 24]
+    # E1 and the model answer of question 4: right up to 12x12, one visit in total from 13x13 on
+    assert "from about $|S| = 13 \\times 13$" in text["extension_intro"] and "on the 13x13 world" in text["q4"]
+    assert "\\approx 11" in text["extension_intro"] and round(4 * math.e) == 11
+    assert "e^{709}" in text["extension_intro"] and math.floor(math.log(np.finfo(np.float64).max)) == 709
+    table = _e1_table(executed)
+    assert {12, 13} <= set(table), table
+    plain, stable = table[12]
+    assert abs(plain - stable) < 0.01, table[12]
+    assert all(table[size][0] == 1.0 and table[size][1] > 100 for size in table if size >= 13), table
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("assignment", ["maxent_irl"])
+def test_reference_run_packed_its_submission(executed_references, assignment):
+    folder = executed_references.reference_dir(assignment)
+    executed = nbformat.read(folder / f"{assignment}.ipynb", as_version=4)
+    assert "hand in this zip" in _stdout(_cells_by_id(executed)["pack"])
+    with zipfile.ZipFile(folder / f"{assignment}_submission.zip") as archive:
+        assert archive.namelist() == [f"{assignment}.ipynb"]

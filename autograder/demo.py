@@ -54,7 +54,8 @@ def build_samples(assignments: list[Assignment], course: Path, submissions: Path
         shutil.copytree(release_dir, reference_dir)
         fill_release(release_dir / f"{assignment.id}.ipynb", assignment.source,
                      reference_dir / f"{assignment.id}.ipynb")
-    to_run = [a for a in assignments if a.artifacts or execute_all]
+    # longest first (code cells stand in for run time), so the short ones fill the other cores
+    to_run = sorted((a for a in assignments if a.artifacts or execute_all), key=_code_cells, reverse=True)
     timings = {}
     with ThreadPoolExecutor(max_workers=reference_jobs()) as pool:
         for assignment_id, seconds in pool.map(lambda a: _run_reference(a, submissions, env, log), to_run):
@@ -68,6 +69,10 @@ def build_samples(assignments: list[Assignment], course: Path, submissions: Path
             fill_release(release_dir / f"{assignment.id}.ipynb", assignment.source,
                          buggy_dir / f"{assignment.id}.ipynb", patches=assignment.demo.buggy_patches)
     return timings
+
+
+def _code_cells(assignment: Assignment) -> int:
+    return sum(cell.cell_type == "code" for cell in nbformat.read(assignment.source, as_version=4).cells)
 
 
 def _run_reference(assignment: Assignment, submissions: Path, env: dict, log) -> tuple[str, float]:

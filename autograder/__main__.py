@@ -248,7 +248,8 @@ def _intake_and_demo_commands(sub) -> None:
     p = sub.add_parser("demo", help="release, sample submissions, autograde (tiny profile), grade table")
     p.add_argument("--out", default="demo-output")
     p.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
-    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--workers", type=int, default=min(os.cpu_count() or 1, 4),
+                   help="submissions graded at once (default: one per core, at most 4)")
     p.add_argument("--strict", action="store_true", help="exit 1 when a sample scores other than expected")
     p.add_argument("--execute-all", action="store_true",
                    help="also run the references that produce no artifacts, so `make test` can reuse every "

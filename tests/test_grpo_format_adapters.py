@@ -11,9 +11,10 @@ from test_autograder_evaluators import HOSTILE
 
 pytestmark = pytest.mark.slow
 
-ATTACKS = ("init_from_base", "layer_replication", "fails_halfway")
-"""One per way an adapter could leave the base changed: a load that rewrites base weights, one
-that changes the model's structure, one that fails halfway through attaching itself."""
+ATTACKS = ("init_from_base", "fails_halfway")
+"""The two that reach peft (the adapter rules refuse the others before loading, see
+test_autograder_evaluators.py): a config asking peft to rewrite base weights at load time, and
+a file that fails halfway through attaching itself."""
 
 
 @pytest.mark.parametrize("assignment", ["grpo_format"])
@@ -36,5 +37,3 @@ def test_the_reference_keeps_full_marks_after_hostile_adapters(executed_referenc
     for number, attack in enumerate(ATTACKS):
         hostile = results[f"a{number}_{attack}"]
         assert hostile.status not in ("crashed", "error"), (attack, hostile.status, hostile.feedback)
-    refused = results[f"a{ATTACKS.index('layer_replication')}_layer_replication"]
-    assert any("layer_replication" in line for line in refused.feedback), refused.feedback

@@ -183,3 +183,23 @@ def test_limits_use_a_delegated_cgroup(tmp_path, monkeypatch):
     assert (group / "pids.max").read_text() == "256"
     assert (group / "cgroup.procs").read_text() == str(os.getpid())
     assert (group / "memory.swap.max").read_text() == "0"
+
+
+def test_a_python_under_tmp_or_home_is_bound_over_the_tmpfs(tmp_path, monkeypatch):
+    """A kit cloned into /tmp (its venv there) or a venv in the instructor's home: the sandbox's
+    tmpfs for /tmp and /home come first, so the interpreter bound under them stays visible."""
+    from autograder.isolation import bwrap, filesystem
+    from autograder.isolation.spec import Spec
+
+    venv = "/tmp/some-clone/.venv"
+    monkeypatch.setattr(filesystem, "readonly_roots", lambda: ["/usr", venv, "/home/teacher/kit/.venv"])
+    spec = Spec(mode="user", channel=str(tmp_path), uid=os.getuid(), disk_mb=16, workdir="/home/student/x",
+                argv=["true"])
+    command = bwrap.build(spec, ["true"], os.getuid())
+    try:
+        args = [str(a) for a in command.args]
+    finally:
+        command.close()
+    tmpfs = {args[i + 1]: i for i, a in enumerate(args) if a == "--tmpfs"}
+    binds = {args[i + 1]: i for i, a in enumerate(args) if a == "--ro-bind"}
+    assert tmpfs["/tmp"] < binds[venv] and tmpfs["/home"] < binds["/home/teacher/kit/.venv"]

@@ -201,9 +201,11 @@ def build(spec: Spec, argv: list[str], uid: int, info_fd: int | None = None) -> 
     if info_fd is not None:
         command.add("--info-fd", info_fd)
     try:
+        # the tmpfs folders first: a Python or a checkout under /tmp or /home (a clone in /tmp, a
+        # venv in the instructor's home) is then bound on top of them instead of hidden by them
+        _writable(command, spec)
         _system_and_python(command)
         _kit(command, spec)
-        _writable(command, spec)
         _work_folder(command, spec)
         _identity(command, uid)
         for host, inside in spec.mounts:

@@ -55,7 +55,8 @@ DEFAULT_MODULES = ("numpy", "numpy.testing", "numpy.linalg", "math", "operator",
 TORCH_MODULES = ("torch", "torch.testing", "torch.nn", "torch.nn.functional")
 HELPERS_MODULES = ("helpers", "helpers.checkpoint", "helpers.course_settings", "helpers.grpo", "helpers.irl",
                    "helpers.irl_plots", "helpers.lm", "helpers.logprobs", "helpers.math_tasks", "helpers.profiles",
-                   "helpers.runtime", "helpers.submission", "helpers.tiny_model", "helpers.toy_sort")
+                   "helpers.runtime", "helpers.submission", "helpers.tiny_grpo_tools", "helpers.tiny_model",
+                   "helpers.toy_sort")
 """The kit's own modules: recorded when first imported and restored before every test cell, so a
 notebook that patches ``helpers.grpo.sample_completions`` cannot change what a hidden test sees."""
 OK = "autograder-guard-ok"

@@ -140,17 +140,17 @@ def check_kl(grpo_loss, k3_kl) -> None:
 
 def _step(grpo_step, model, tokenizer, prompts, cfg, **changes) -> tuple[dict, int]:
     """Run one step; return its output and how many times it called grpo.sample_completions."""
-    calls, sample = [], grpo.sample_completions
+    calls, original = [], grpo.sample_completions
 
     def counted(*args, **kwargs):
         calls.append(1)
-        return sample(*args, **kwargs)
+        return original(*args, **kwargs)
 
     grpo.sample_completions = counted
     try:
         out = grpo_step(model, tokenizer, list(prompts), dataclasses.replace(cfg, **changes))
     finally:
-        grpo.sample_completions = sample
+        grpo.sample_completions = original
     return out, len(calls)
 
 
@@ -218,7 +218,7 @@ def check_train(train, policy, tokenizer, prompts, cfg) -> None:
                         dataclasses.replace(cfg, steps=2, batch_prompts=1, group_size=2, log_every=1))
     finally:
         for name in ("grpo_step", "print"):
-            namespace.pop(name, None)
+            namespace.pop(name) if name in namespace else None
         namespace.update(saved)
     assert len(entry) == 2, f"{where}: call grpo_step once per step ({len(entry)} calls in 2 steps)"
     assert entry == [0.0, 0.0], f"{where}: zero the gradients before each grpo_step"

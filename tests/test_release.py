@@ -19,8 +19,9 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 
 import helpers
-from autograder.authoring import leaks, stamping, wheel
+from autograder.authoring import leaks, stamping
 from autograder.authoring import release as rel
+from autograder.authoring import wheel as student_wheel
 from autograder.manifest import REPO_ROOT, load_assignments
 
 IDS = ("maxent_irl", "grpo_format", "tiny_grpo", "math_grpo")
@@ -147,7 +148,7 @@ def test_declared_floors_are_met_by_our_pins_and_by_colab():
     assert {"nbgrader", "nbclient", "nbconvert", "jupyterlab", "ray", "psutil"} <= {
         Requirement(d).name.lower() for d in extras["grader"]}
     assert [Requirement(d).name for d in extras["dev"]] == ["pytest", "ruff"]
-    assert set(wheel.student_extras()) == {"gpu", "jupyter"}
+    assert set(student_wheel.student_extras()) == {"gpu", "jupyter"}
 
 
 # --------------------------------------------------------------------------------------
@@ -287,7 +288,7 @@ def test_release_layout_and_nothing_protected_inside(release_dir):
         source = setup_source(release_dir / "notebooks" / assignment_id / f"{assignment_id}.ipynb")
         assert f'KIT_URL = "file://{release_dir}"' in source
     assert leaks.find_leaks(release_dir, leaks.protected_lines(REPO_ROOT / "solutions")) == []
-    assert wheel.wheel_problems(wheel) == []
+    assert student_wheel.wheel_problems(wheel) == []
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         metadata = archive.read(f"course_kit_helpers-{helpers.__version__}.dist-info/METADATA").decode()

@@ -76,7 +76,7 @@ def _modes():
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux") or os.environ.get("CI_NO_SANDBOX") == "1",
-                    reason="isolation needs Linux namespaces")
+                    reason="isolation needs Linux namespaces (CI_NO_SANDBOX=1 marks a Linux host known to lack them)")
 def test_this_ci_host_isolates():
     """On the kit's own Linux machines (root, namespaces), kernels are isolated: a grader that
     silently fell back to no isolation would pass every other test here."""

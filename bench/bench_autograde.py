@@ -6,7 +6,9 @@
 The first form grades N copies of one reference with plain ``nbgrader autograde`` (no sandbox,
 no guard, no feedback pages: the cost floor) and then with ``python -m autograder autograde``
 with 1 and 2 workers, checks that every run of ours gave identical results, and prints the
-ratio of ours (1 worker) to plain nbgrader per submission and the speed-up of 2 workers.
+ratio of ours (1 worker) to plain nbgrader per submission and the speed-up of 2 workers. Ours
+writes each student's feedback page as it grades, so the ratio's plain side is ``nbgrader
+autograde`` followed by ``nbgrader generate_feedback`` (the ratio to autograde alone is printed too).
 ``--each`` builds the reference of every assignment (running it where
 it must produce artifacts, e.g. grpo_format's adapter), grades N copies with one worker and prints
 seconds per submission (the first one pays for starting the evaluator and loading its base
@@ -79,8 +81,9 @@ def each(args) -> int:
     return 0
 
 
-def plain_nbgrader(course: Path, subs: Path, assignment) -> tuple[float, set]:
-    """Seconds for plain ``nbgrader autograde`` of every submission in ``subs``, and its scores."""
+def plain_nbgrader(course: Path, subs: Path, assignment) -> tuple[float, float, set]:
+    """Seconds for plain ``nbgrader autograde`` of every submission in ``subs``, then for
+    ``nbgrader generate_feedback``, and the scores."""
     import subprocess
 
     from nbgrader.api import Gradebook
@@ -96,7 +99,13 @@ def plain_nbgrader(course: Path, subs: Path, assignment) -> tuple[float, set]:
         raise SystemExit(f"plain nbgrader autograde failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         scores = {f"{s.score:g}/{s.max_score:g}" for s in gradebook.assignment_submissions(assignment.id)}
-    return seconds, scores
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "generate_feedback", assignment.id, "--force"],
+                          cwd=course, env=env, capture_output=True, text=True)
+    feedback = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"plain nbgrader generate_feedback failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    return seconds, feedback, scores
 
 
 def stages(results) -> str:
@@ -114,9 +123,11 @@ def workers_ratio(args) -> int:
         course, subs = reference_course(assignment, scratch, args.copies, args.profile)
         print(f"{args.copies} copies of the {assignment.id} reference submission, {os.cpu_count()} CPU cores "
               f"(load average {os.getloadavg()[0]:.1f})", flush=True)
-        plain, plain_scores = plain_nbgrader(course, subs, assignment)
+        plain, plain_feedback, plain_scores = plain_nbgrader(course, subs, assignment)
         print(f"plain nbgrader autograde: {plain:.1f} s wall ({plain / args.copies:.1f} s per submission; "
-              f"scores {', '.join(sorted(plain_scores))})", flush=True)
+              f"scores {', '.join(sorted(plain_scores))}); then generate_feedback (the students' pages, which "
+              f"ours also writes): {plain_feedback:.1f} s wall ({plain_feedback / args.copies:.1f} s per submission)",
+              flush=True)
         timings, keys = {}, {}
         for workers in args.workers:
             started = time.perf_counter()
@@ -128,7 +139,9 @@ def workers_ratio(args) -> int:
                   f"submission; results: {', '.join(scores)})", flush=True)
             print(f"  where one submission's time goes (mean s): {stages(results)}", flush=True)
         base = args.workers[0]
-        print(f"ratio ours (workers={base}) / plain nbgrader: {timings[base] / plain:.2f}x per submission")
+        print(f"ratio ours (workers={base}) / plain nbgrader autograde + generate_feedback: "
+              f"{timings[base] / (plain + plain_feedback):.2f}x per submission "
+              f"(/ autograde alone, no feedback pages: {timings[base] / plain:.2f}x)")
         for workers in args.workers[1:]:
             print(f"speed-up of workers={workers} over workers={base}: {timings[base] / timings[workers]:.2f}x")
         identical = all(keys[w] == keys[base] for w in args.workers)

@@ -93,20 +93,20 @@ def write_page(result: Result, out: Path, html_file: Path | None, scrub: Scrubbe
     """The student's page: our summary on top of nbgrader's feedback (scrubbed), or alone."""
     page = feedback_dir(out, result) / f"{result.assignment}.html"
     page.parent.mkdir(parents=True, exist_ok=True)
+    cleaned = None
     if html_file is not None and Path(html_file).exists():
-        text = Path(html_file).read_text(errors="replace")
+        cleaned = Path(html_file).read_text(errors="replace")
         if scrub:
-            text = scrub(text)
+            cleaned = scrub(cleaned)
         summary = summary_html(result)
-        text = text.replace("<body>", "<body>" + summary, 1) if "<body>" in text else summary + text
+        text = cleaned.replace("<body>", "<body>" + summary, 1) if "<body>" in cleaned else summary + cleaned
     else:  # still give the student a page that says what happened
         text = f"<html><body>{summary_html(result)}</body></html>"
     page.write_text(text)
     body = _body_path(out, result)
-    if html_file is not None and Path(html_file).exists() and Path(html_file) != body:
+    if cleaned is not None and Path(html_file) != body:
         body.parent.mkdir(parents=True, exist_ok=True)
-        raw = Path(html_file).read_text(errors="replace")
-        body.write_text(scrub(raw) if scrub else raw)
+        body.write_text(cleaned)
 
 
 def _body_path(out: Path, result: Result) -> Path:

@@ -14,6 +14,7 @@ import nbformat
 
 from autograder.authoring.course import fill_release, new_course
 from autograder.grading.batch import autograde
+from autograder.grading.kernel_env import thread_env, threads_per_job
 from autograder.grading.outcome import Result
 from autograder.manifest import REPO_ROOT, Assignment
 
@@ -57,6 +58,8 @@ def build_samples(assignments: list[Assignment], course: Path, submissions: Path
     # longest first (code cells stand in for run time), so the short ones fill the other cores
     to_run = sorted((a for a in assignments if a.artifacts or execute_all), key=_code_cells, reverse=True)
     timings = {}
+    jobs = min(reference_jobs(), len(to_run))
+    env = {**thread_env(threads_per_job(jobs)), **env}
     with ThreadPoolExecutor(max_workers=reference_jobs()) as pool:
         for assignment_id, seconds in pool.map(lambda a: _run_reference(a, submissions, env, log), to_run):
             timings[assignment_id] = seconds

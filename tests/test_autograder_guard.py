@@ -144,3 +144,24 @@ def test_the_guard_knows_every_helpers_module():
 
     found = {"helpers"} | {f"helpers.{m.name}" for m in pkgutil.iter_modules(helpers.__path__)}
     assert set(HELPERS_MODULES) == found
+
+
+def test_guard_restores_methods_of_model_classes(shell):
+    """A notebook that patches a layer's or a model's class (not an instance) cannot change what a
+    hidden test's fresh model computes (math_grpo's log-prob tests build one)."""
+    import torch
+
+    from autograder.kernel import guard as kernel_guard
+    from helpers import lm
+
+    path = lm.resolve_model("tiny", "Qwen/Qwen2.5-Math-1.5B")
+    model_class = type(lm.load_model(path, quantize_4bit=False))
+    shell.run_cell(f"import torch\nfrom transformers import {model_class.__name__} as M\n"
+                   "M.forward = lambda self, *a, **k: None\n"
+                   "torch.nn.Linear.forward = lambda self, x: x * 0\n")
+    assert model_class.forward.__module__ == "__main__"
+    line = kernel_guard.restore()
+    assert f"{model_class.__name__}.forward" in line and "Linear.forward" in line, line
+    assert model_class.forward.__module__ != "__main__"
+    layer = torch.nn.Linear(2, 2)
+    assert not torch.equal(layer(torch.ones(1, 2)), torch.zeros(1, 2))

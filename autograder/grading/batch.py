@@ -124,10 +124,12 @@ def autograde(submissions: Path, out: Path, assignments: list[Assignment], worke
 
             results = [record(outcome) for outcome in grade_on_ray(jobs, by_id, settings, ray_address, out)]
         else:
+            from autograder.grading.kernel_env import threads_per_job
             from autograder.grading.local import LocalRunner
 
             workdir = scratch / "work"
             workdir.mkdir(mode=0o700)
+            settings.kernel_threads = threads_per_job(min(max(1, workers), len(jobs)))
             results = LocalRunner(template, workdir, out, settings, by_id, scratch).run(jobs, workers, record)
     results.sort(key=lambda r: (r.student, r.assignment))
     everything = all_results(out, results)

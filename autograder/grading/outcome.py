@@ -69,6 +69,8 @@ class Settings:
     """GPUs on this grader (detected by ``autograde``)."""
     sandbox: str = "auto"
     """auto (isolate when the host can, else say so once) | required | off."""
+    kernel_threads: int = 0
+    """CPU threads per kernel for torch/numpy (0: the libraries' default, one per core)."""
     lms: dict = field(default_factory=dict)
     """student folder -> LMS metadata recorded by ``collect`` (name, user id, lateness)."""
 

@@ -36,8 +36,24 @@ def pack(folder: Path) -> bytes:
 def unpack(data: bytes, target: Path) -> Path:
     target.mkdir(parents=True, exist_ok=True)
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-        tar.extractall(target, filter="data")
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(target, filter="data")
+        else:  # Python 3.11.0-3.11.3 (Debian 12's 3.11.2) has no extraction filters
+            tar.extractall(target, members=_plain_members(tar, target))
     return target
+
+
+def _plain_members(tar: tarfile.TarFile, target: Path) -> list[tarfile.TarInfo]:
+    """Regular files and folders that land inside ``target`` (what ``pack`` writes), else an error."""
+    root = target.resolve()
+    members = []
+    for member in tar.getmembers():
+        where = (root / member.name).resolve()
+        if not (member.isreg() or member.isdir()) or (where != root and root not in where.parents):
+            raise ValueError(f"refusing {member.name!r} in a packed folder: only files and folders inside it")
+        member.mode &= 0o755  # no set-uid/set-gid bits, as the "data" filter does
+        members.append(member)
+    return members
 
 
 def _template_for(assignment, source_bytes: bytes, key: str) -> Path:

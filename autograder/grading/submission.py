@@ -227,7 +227,8 @@ def _run_job(sub: Submission, ws: Workspace, notebook: Path, measurement: dict |
     mounts, cache_env = filesystem.stage_caches(ws.course.parent / ".caches", other_uid=ws.isolation.mode == "root")
     if not ws.isolation.isolated:
         mounts, cache_env = [], {k: v for k, v in _host_cache_env().items()}
-    env = kernel_env(sub.settings.profile, sub.memory_mb, sub.release, ws, sub.gpu, cache_env)
+    env = kernel_env(sub.settings.profile, sub.memory_mb, sub.release, ws, sub.gpu, cache_env,
+                     threads=sub.settings.kernel_threads)
     spec = sandbox_spec(ws, sub.assignment, notebook, env, sub.gpu, mounts, sub.memory_mb)
     limit = sub.assignment.limits.notebook_timeout_s
     summary_file = ws.state / "job.json"

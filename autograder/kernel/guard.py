@@ -6,7 +6,9 @@ first cell, then :func:`seal`. ``install`` records
 
 - ``builtins``, the comparison modules (numpy and every ``numpy.*`` submodule, math, operator,
   functools, ``autograder.kernel.exact``; torch and ``torch.*`` eagerly or the moment torch is first
-  imported), ``torch.Tensor``/``torch.nn.Module`` methods and ``sys.modules`` itself;
+  imported), ``torch.Tensor``/``torch.nn.Module`` methods, the methods of the layer and model
+  classes a hidden test may build afresh (``torch.nn.modules.*``, transformers' models, peft's
+  LoRA: :data:`MODEL_CLASS_PREFIXES`, each the moment it is imported) and ``sys.modules`` itself;
 - the machinery that runs a cell and reports its result (IPython, ipykernel, jupyter_client's
   ``Session``, pyzmq, tornado, asyncio: module functions and class methods), the input/AST
   transformers, exception handlers, event callbacks, signal handlers and ``gc.callbacks``.
@@ -59,6 +61,13 @@ HELPERS_MODULES = ("helpers", "helpers.checkpoint", "helpers.course_settings", "
                    "helpers.toy_sort")
 """The kit's own modules: recorded when first imported and restored before every test cell, so a
 notebook that patches ``helpers.grpo.sample_completions`` cannot change what a hidden test sees."""
+MODEL_CLASS_PREFIXES = ("torch.nn.modules.", "transformers.modeling_utils", "transformers.models.", "peft.peft_model",
+                        "peft.tuners.lora.", "peft.tuners.tuners_utils")
+"""Modules whose classes' methods are restored before every test cell (recorded the moment each
+module is imported): the layers and models a hidden test builds afresh, so that a notebook that
+patches ``Qwen2ForCausalLM.forward`` or ``torch.nn.Linear.forward`` on the class cannot change
+what the test's fresh model computes. Methods only: a library's class-level data stays as the
+library left it."""
 OK = "autograder-guard-ok"
 MARK = "__autograder_guard__"
 MARK_INLINE = "__autograder_guard_inline__"
@@ -105,6 +114,22 @@ def _own_classes(module) -> list:
             if type(value) is type and value.__dict__.get("__module__") == name]
 
 
+def _method_classes(module) -> list:
+    """(class, its methods and descriptors) for the classes a library module defines."""
+    name = module.__name__
+    found = []
+    for value in list(vars(module).values()):
+        if type(value) is not type and not (isinstance(value, type) and issubclass(type(value), type)):
+            continue
+        if value.__dict__.get("__module__") != name:
+            continue
+        methods = {k: v for k, v in list(vars(value).items())
+                   if type(v) is types.FunctionType or type(v) in (staticmethod, classmethod, property)}
+        if methods:
+            found.append((value, methods))
+    return found
+
+
 def _submodules(prefixes: tuple, snapshots: dict) -> None:
     """Add every loaded submodule of ``prefixes`` (numpy._core.numeric, numpy.testing._private.utils,
     ...): their functions are what the public ones call."""
@@ -119,17 +144,24 @@ def _submodules(prefixes: tuple, snapshots: dict) -> None:
 
 class _SnapshotOnImport(importlib.abc.MetaPathFinder):
     """Records a module's pristine contents the moment its import finishes (torch is too slow to
-    import in every kernel just in case)."""
+    import in every kernel just in case): the modules in ``names``, and every module under
+    ``prefixes`` (their classes' methods)."""
 
-    def __init__(self, names, record):
+    def __init__(self, names, record, prefixes=()):
         self.names = set(names)
+        self.prefixes = tuple(prefixes)
         self._record = record
+        self._busy: set = set()
 
     def find_spec(self, name, path=None, target=None):
-        if name not in self.names:
+        if name in self._busy or not (name in self.names or name.startswith(self.prefixes)):
             return None
         self.names.discard(name)
-        spec = importlib.util.find_spec(name)
+        self._busy.add(name)  # importlib.util.find_spec asks this finder again
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            self._busy.discard(name)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         original = spec.loader.exec_module
@@ -153,7 +185,15 @@ def _make_recorder(state: dict):
 
 
 def _record_lazy(state: dict, name: str, module) -> None:
-    if not state or name in state["snapshots"] or sys.modules.get(name) is not module:
+    if not state:
+        return
+    if name.startswith(MODEL_CLASS_PREFIXES) and name not in state["class_modules"]:
+        state["class_modules"].add(name)
+        found = _method_classes(module)  # (transformers swaps some packages for a lazy module: no classes there)
+        state["classes"].extend(found)
+        for _, methods in found:
+            state["protected"].update(_function_ids(methods))
+    if name in state["snapshots"] or name not in state["lazy"] or sys.modules.get(name) is not module:
         return
     state["snapshots"][name] = (module, dict(vars(module)))
     state["modules_entries"][name] = module
@@ -282,8 +322,13 @@ def install(shell=None, modules: list[str] | None = None, lazy: list[str] | None
                 _submodules(("torch.",), snapshots)
             if name.split(".")[0] == "helpers":
                 classes.extend(_own_classes(sys.modules[name]))
+    class_modules = set()
+    for name, module in list(sys.modules.items()):  # already imported (pytest, a startup file)
+        if module is not None and name.startswith(MODEL_CLASS_PREFIXES):
+            class_modules.add(name)
+            classes.extend(_method_classes(module))
     state: dict = {}
-    finder = _SnapshotOnImport(pending, _make_recorder(state)) if pending else None
+    finder = _SnapshotOnImport(pending, _make_recorder(state), MODEL_CLASS_PREFIXES)
     if finder is not None:
         sys.meta_path.insert(0, finder)
     ipython = {}
@@ -301,7 +346,7 @@ def install(shell=None, modules: list[str] | None = None, lazy: list[str] | None
     protected = set()
     for _, pristine in snapshots.values():
         protected |= _function_ids(pristine)
-    for _, methods in dispatch_classes:
+    for _, methods in dispatch_classes + classes:
         protected |= _function_ids(methods)
     for _, functions in dispatch_modules:
         protected |= _function_ids(functions)
@@ -318,6 +363,7 @@ def install(shell=None, modules: list[str] | None = None, lazy: list[str] | None
         classes=classes, ipython=ipython, shell=shell, excepthook=sys.excepthook, displayhook=sys.displayhook,
         stdout=sys.stdout, stderr=sys.stderr, modules_entries={name: snap[0] for name, snap in snapshots.items()},
         lazy=list(lazy), finder=finder, all_modules=dict(sys.modules), meta_path=list(sys.meta_path),
+        class_modules=class_modules,
         dispatch_modules=dispatch_modules, dispatch_classes=dispatch_classes, codes=codes, keep=keep,
         protected=protected, handlers=handlers, gc_callbacks=list(gc.callbacks),
         switch=sys.getswitchinterval(), threads=set(sys._current_frames()),

@@ -243,3 +243,35 @@ def test_grpo_format_declares_tiers_for_every_profile():
     assert declared(assignment, "full")["tiers"] == TIERS  # the handout's tiers
     tiny = declared(assignment, "tiny")["tiers"]
     assert set(tiny) == set(TIERS) and all(tiny[g] <= TIERS[g] for g in TIERS)
+
+
+def test_the_same_artifact_bytes_are_measured_once_per_batch(tmp_path, monkeypatch):
+    """A re-upload or a copy of an adapter already measured in this batch gets the same answer
+    without a second run; changed bytes, another setting or an error answer run again."""
+    from types import SimpleNamespace
+
+    from autograder.evaluators.pool import Pool
+
+    runs = []
+
+    def fake_run(self, spec, artifact, settings, gpu):
+        runs.append(artifact)
+        return {"error": "slow"} if (artifact / "fail").exists() else {"rate": 0.5 + 0.1 * len(runs)}
+
+    monkeypatch.setattr(Pool, "_run", fake_run)
+    spec = {"name": "grpo_format", "artifact": "adapter", "timeout": 5}
+    settings = SimpleNamespace(profile="tiny", sandbox="off")
+    for name in ("a", "b", "c"):
+        (tmp_path / name / "adapter").mkdir(parents=True)
+        (tmp_path / name / "adapter" / "weights.bin").write_bytes(b"same")
+    (tmp_path / "c" / "adapter" / "weights.bin").write_bytes(b"other")
+    pool = Pool(tmp_path / "scratch")
+    first = pool.measure(spec, tmp_path / "a", settings, None)["grpo_format"]
+    again = pool.measure(spec, tmp_path / "b", settings, None)["grpo_format"]
+    assert len(runs) == 1 and again["rate"] == first["rate"]
+    assert pool.measure(spec, tmp_path / "c", settings, None)["grpo_format"]["rate"] != first["rate"]
+    assert pool.measure({**spec, "timeout": 6}, tmp_path / "a", settings, None) and len(runs) == 3
+    (tmp_path / "a" / "adapter" / "fail").write_bytes(b"")
+    pool.measure(spec, tmp_path / "a", settings, None)
+    pool.measure(spec, tmp_path / "a", settings, None)
+    assert len(runs) == 5  # errors are not kept

@@ -103,8 +103,10 @@ def _template(needed: list[Assignment], settings: Settings, ray: bool, scratch: 
 def autograde(submissions: Path, out: Path, assignments: list[Assignment], workers: int = 1,
               profile: str = "tiny", *, deadline: datetime | str | None = None, late_penalty: float = 0.0,
               memory_mb: int | None = None, timeout: int | None = None, ray_address: str | None = None,
-              guard: bool = True, sandbox_mode: str | None = None, log=None) -> list[Result]:
-    """Grade every submission; write OUT/grades.csv, OUT/gradebook.db and OUT/feedback/<student>/<assignment>/."""
+              guard: bool = True, sandbox_mode: str | None = None, log=None,
+              feedback_pages: bool = True) -> list[Result]:
+    """Grade every submission; write OUT/grades.csv, OUT/gradebook.db and OUT/feedback/<student>/<assignment>/
+    (``feedback_pages=False``: result files and our summary page only, without nbgrader's page of the notebook)."""
     from autograder.reports import manual
     from autograder.reports.feedback import all_results, write_grades, write_lms_grades
 
@@ -113,6 +115,7 @@ def autograde(submissions: Path, out: Path, assignments: list[Assignment], worke
     jobs, by_id, settings = plan(submissions, out, assignments, profile, deadline=deadline, late_penalty=late_penalty,
                                  memory_mb=memory_mb, timeout=timeout, ray_address=ray_address, guard=guard,
                                  sandbox_mode=sandbox_mode, log=log)
+    settings.feedback_pages = feedback_pages
     needed = [by_id[name] for name in dict.fromkeys(job[1] for job in jobs)]
     with tempfile.TemporaryDirectory(prefix="autograde-") as scratch:
         scratch = Path(scratch)

@@ -71,6 +71,8 @@ class Settings:
     """auto (isolate when the host can, else say so once) | required | off."""
     kernel_threads: int = 0
     """CPU threads per kernel for torch/numpy (0: the libraries' default, one per core)."""
+    feedback_pages: bool = True
+    """nbgrader's feedback page per submission (off only where nobody reads them: the mutation tests)."""
     lms: dict = field(default_factory=dict)
     """student folder -> LMS metadata recorded by ``collect`` (name, user id, lateness)."""
 

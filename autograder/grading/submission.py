@@ -31,6 +31,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.grading import scoring, status
+from autograder.grading.job import FEEDBACK_PAGES_VARIABLE
 from autograder.grading.kernel_env import kernel_env, sandbox_spec
 from autograder.grading.outcome import JobSummary, Outcome, Result, Settings
 from autograder.grading.workspace import Workspace
@@ -238,6 +239,8 @@ def _run_job(sub: Submission, ws: Workspace, notebook: Path, measurement: dict |
                "AUTOGRADER_NOTEBOOK_DEADLINE": str(time.time() + limit)}
     if measurement is not None:
         job_env["AUTOGRADER_GRADER_MEASUREMENT"] = json.dumps(measurement)
+    if not sub.settings.feedback_pages:
+        job_env[FEEDBACK_PAGES_VARIABLE] = "0"
     code, log = run_job_process(ws.course, sub.assignment.id, sub.student, job_env, hard_limit(limit), jobs)
     logs = sub.out / "logs" / sub.student  # for the instructor, never shown to the student
     logs.mkdir(parents=True, exist_ok=True)

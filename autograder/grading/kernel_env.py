@@ -7,6 +7,7 @@ model caches, its limits.
 """
 from __future__ import annotations
 
+import os
 import re
 
 from autograder.isolation.environment import inside_path
@@ -40,8 +41,6 @@ def thread_env(threads: int) -> dict[str, str]:
 
 def threads_per_job(jobs: int) -> int:
     """Cores per concurrent job (0 when one job has the machine: keep the default)."""
-    import os
-
     return 0 if jobs <= 1 else max(1, (os.cpu_count() or 1) // jobs)
 
 

@@ -107,26 +107,28 @@ def _torch_classes(torch) -> list:
             for cls in (torch.Tensor, torch.nn.Module)]
 
 
+def _classes_defined_in(module, any_metaclass: bool = False) -> list:
+    """The classes ``module`` itself defines (not those it imports); ``any_metaclass`` also takes
+    classes made by a metaclass (torch's and transformers' ABCs), else plain ``type`` only."""
+    name = module.__name__
+    return [value for value in list(vars(module).values())
+            if (type(value) is type or any_metaclass and isinstance(value, type) and issubclass(type(value), type))
+            and value.__dict__.get("__module__") == name]
+
+
 def _own_classes(module) -> list:
     """(class, its dict) for the classes a kit module defines: their methods are restored too."""
-    name = module.__name__
-    return [(value, dict(vars(value))) for value in list(vars(module).values())
-            if type(value) is type and value.__dict__.get("__module__") == name]
+    return [(cls, dict(vars(cls))) for cls in _classes_defined_in(module)]
 
 
 def _method_classes(module) -> list:
     """(class, its methods and descriptors) for the classes a library module defines."""
-    name = module.__name__
     found = []
-    for value in list(vars(module).values()):
-        if type(value) is not type and not (isinstance(value, type) and issubclass(type(value), type)):
-            continue
-        if value.__dict__.get("__module__") != name:
-            continue
-        methods = {k: v for k, v in list(vars(value).items())
+    for cls in _classes_defined_in(module, any_metaclass=True):
+        methods = {k: v for k, v in list(vars(cls).items())
                    if type(v) is types.FunctionType or type(v) in (staticmethod, classmethod, property)}
         if methods:
-            found.append((value, methods))
+            found.append((cls, methods))
     return found
 
 

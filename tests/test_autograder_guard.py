@@ -165,3 +165,28 @@ def test_guard_restores_methods_of_model_classes(shell):
     assert model_class.forward.__module__ != "__main__"
     layer = torch.nn.Linear(2, 2)
     assert not torch.equal(layer(torch.ones(1, 2)), torch.zeros(1, 2))
+
+
+_PROBE = """
+import sys
+from IPython.core.interactiveshell import InteractiveShell
+from autograder.kernel import guard as kernel_guard
+shell = InteractiveShell.instance()
+kernel_guard.install(shell)
+shell.run_cell(sys.argv[1])
+print(kernel_guard.restore())
+"""
+
+
+@pytest.mark.parametrize("cell", [
+    # transformers asks importlib.util.find_spec("torch") at import, before it imports torch
+    "import transformers\nimport torch\ntorch.allclose = lambda *a, **k: True",
+    "import importlib.util\nimportlib.util.find_spec('helpers')\nfrom helpers import toy_sort",
+])
+def test_asking_where_a_module_is_does_not_use_up_its_recording(cell):
+    """A fresh kernel (nothing imported yet): a module first looked up and only then imported is
+    still recorded on import, so the checks after it stay trusted (and a patch is still undone)."""
+    line = subprocess.run([sys.executable, "-c", _PROBE, cell], capture_output=True, text=True,
+                          check=True).stdout.strip().splitlines()[-1]
+    assert line.startswith("autograder-guard-ok"), line
+    assert "torch.allclose" in line or "torch" not in cell, line

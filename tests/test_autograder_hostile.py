@@ -86,10 +86,36 @@ GUARDED_CELLS = [
                            "_got_s = exact_list(sort3([3, 1, 2]), exact_int)\n"
                            'assert _toy_sort.distance_reward([3, 1, 2], _got_s) == 3.0, "sort3: order"\n'
                            "### END HIDDEN TESTS", {"grade": True, "points": 1}),
+    # a hidden test whose expected values come from a fresh torch.nn layer (as math_grpo's log-prob test
+    # builds a fresh model): a notebook that replaced the layer class's forward must not change them
+    ("code", "affine", 'def affine(weight, bias, x):\n    """x @ weight.T + bias as float64, what torch.nn.Linear '
+                       'computes."""\n    ### BEGIN SOLUTION\n    import torch\n'
+                       "    as64 = lambda v: torch.as_tensor(v, dtype=torch.float64)\n"
+                       "    return as64(x) @ as64(weight).T + as64(bias)\n    ### END SOLUTION", {"solution": True}),
+    ("code", "test_affine", "### BEGIN HIDDEN TESTS\n"
+                            "import torch\n"
+                            "from autograder.kernel.exact import exact_tensor\n"
+                            "_w, _b, _x = [[1.0, -2.0]], [0.5], [[3.0, 1.0], [0.0, 2.0]]\n"
+                            "_got_a = exact_tensor(affine(_w, _b, _x))\n"
+                            "_layer = torch.nn.Linear(2, 1).double()\n"
+                            "with torch.no_grad():\n"
+                            "    _layer.weight.copy_(torch.tensor(_w, dtype=torch.float64))\n"
+                            "    _layer.bias.copy_(torch.tensor(_b, dtype=torch.float64))\n"
+                            "    _want_a = _layer(torch.tensor(_x, dtype=torch.float64))\n"
+                            'assert _got_a.shape == _want_a.shape and torch.allclose(_got_a, _want_a), '
+                            '"affine: as torch.nn.Linear computes it"\n'
+                            "### END HIDDEN TESTS", {"grade": True, "points": 1}),
 ]
 WRONG_SORT_PATCHING_HELPERS = '''return list(digits)  # wrong: not sorted
 from helpers import toy_sort
 toy_sort.distance_reward = lambda prompt, response: 3.0'''
+# a wrong affine() that rewrites torch.nn.Linear.forward on the class, so that every Linear (the hidden
+# test's fresh one too) answers what the wrong function returns
+MODEL_CLASS = """import torch
+torch.nn.Linear.forward = lambda self, x: torch.zeros(*x.shape[:-1], self.out_features, dtype=x.dtype)
+torch.nn.modules.linear.Linear.__call__ = lambda self, x: torch.zeros(*x.shape[:-1], self.out_features,
+                                                                      dtype=x.dtype)
+return torch.zeros(len(x), len(weight), dtype=torch.float64)  # wrong"""
 TENSOR_ATTR = '''import torch
 wrong = torch.as_tensor(np.asarray(x, dtype=float))  # wrong values...
 right = 3.0 * wrong
@@ -117,7 +143,8 @@ def _body(code: str) -> str:
     return code.replace("\n", "\n    ")
 
 
-HIDDEN_LINES = ("double(np.arange(4))", "triple([-1.0])", "add(-5, 5)", "add(0.5, 0.25)", "Because it is.",
+HIDDEN_LINES = ("_layer.weight.copy_", "as64(x) @ as64(weight)",
+                "double(np.arange(4))", "triple([-1.0])", "add(-5, 5)", "add(0.5, 0.25)", "Because it is.",
                 "return a + b", "return 2.0 * np.asarray", "return 3.0 * np.asarray", "double: halves")
 
 
@@ -136,7 +163,7 @@ def _build_guarded(course: Path) -> None:
     write_manifest(folder, limits={"cell_timeout_s": CELL_TIMEOUT, "memory_mb": MEMORY_MB, "disk_mb": 64},
                    artifacts=["artifacts/adapter"], adapters={"max_rank": 8, "target_modules": ["q_proj"], "max_mb": 1},
                    demo={"buggy_description": "", "buggy_patches": [],
-                         "expected": {"reference": 4, "blank": 0, "buggy": 0}})
+                         "expected": {"reference": 6, "blank": 0, "buggy": 0}})
 
 
 def _adapter(folder: Path, base="tiny-base", config_text=None, where="artifacts/adapter"):
@@ -389,50 +416,53 @@ EXPECTED = {
     "infinite_loop": ("guarded", 2, "timeout", f"{CELL_TIMEOUT} s per-cell limit"),
     "os_exit": ("guarded", 2, "crashed", "kernel died"),
     "killed_kernel": ("guarded", 2, "crashed", "kernel died"),
-    "memory_hog": ("guarded", 4, "out-of-memory", f"{MEMORY_MB} MiB memory limit"),
+    "memory_hog": ("guarded", 5, "out-of-memory", f"{MEMORY_MB} MiB memory limit"),
     "cells_mangled": ("toy_add", 2, "ok", "appears more than once"),
     "test_edited": ("toy_add", 0, "failed-tests", "test cell test_add was edited"),
     "not_json": ("toy_add", 0, "invalid", "not a valid Jupyter notebook"),
     "not_notebook": ("toy_add", 0, "invalid", "not a valid Jupyter notebook"),
-    "patched_compare": ("guarded", 2, "failed-tests", "numpy.allclose"),
-    "adapter_missing": ("guarded", 4, "failed-tests", "artifact artifacts/adapter is missing"),
-    "adapter_corrupt": ("guarded", 4, "failed-tests", "refused and not used: adapter_config.json cannot be read"),
-    "adapter_wrong_base": ("guarded", 4, "failed-tests", "trained on another base model"),
-    "huge_output": ("guarded", 5, "ok", None),
+    "patched_compare": ("guarded", 3, "failed-tests", "numpy.allclose"),
+    "adapter_missing": ("guarded", 5, "failed-tests", "artifact artifacts/adapter is missing"),
+    "adapter_corrupt": ("guarded", 5, "failed-tests", "refused and not used: adapter_config.json cannot be read"),
+    "adapter_wrong_base": ("guarded", 5, "failed-tests", "trained on another base model"),
+    "huge_output": ("guarded", 6, "ok", None),
     # issue 13: tampering with how results are reported
-    # (tampering is found and undone at the first test: triple, sort3, the adapter still count)
-    "h_tamper": ("guarded", 3, "integrity", "Session.send"),
-    # restored, and the wrong answer fails (triple, sort3 and the adapter are correct)
-    "h_repatch": ("guarded", 3, "failed-tests", "background thread"),
-    "h_caller_frame": ("guarded", 2, "failed-tests", "no subclass"),
-    "h_subclass": ("guarded", 2, "failed-tests", "no subclass"),
-    "h_in_function": ("guarded", 2, "failed-tests", "double: arange"),
+    # (tampering is found and undone at the first test: triple, sort3, affine, the adapter still count)
+    "h_tamper": ("guarded", 4, "integrity", "Session.send"),
+    # restored, and the wrong answer fails (triple, sort3, affine and the adapter are correct)
+    "h_repatch": ("guarded", 4, "failed-tests", "background thread"),
+    "h_caller_frame": ("guarded", 3, "failed-tests", "no subclass"),
+    "h_subclass": ("guarded", 3, "failed-tests", "no subclass"),
+    "h_in_function": ("guarded", 3, "failed-tests", "double: arange"),
     # a student cell after a test cell reads IPython's input history (In, _ih, _i*, the history
     # manager) and prints it reversed, which no scrubbing of output lines would recognise
-    "h_history": ("guarded", 5, "ok", None),
+    "h_history": ("guarded", 6, "ok", None),
     # escapes: signals, detached processes, peers' files, network, disk; correct answers
-    "h_escape": ("guarded", 5, "ok", None),
+    "h_escape": ("guarded", 6, "ok", None),
     "h_read_source": ("toy_add", 0, "failed-tests", None),
     "h_irl_source": ("maxent_irl", 0, "failed-tests", None),
     "h_pasted": ("toy_add", 2, "ok", "matched by its content"),
     "h_fifo": ("toy_add", 2, "ok", "a FIFO"),
     # issue 18: a patched helpers function is restored before the hidden test that scores through it
-    "h_helpers": ("guarded", 4, "failed-tests", "sort3: order"),
+    "h_helpers": ("guarded", 5, "failed-tests", "sort3: order"),
     # a tensor whose methods were replaced on the instance is refused by autograder.kernel.exact
-    "h_tensor_attr": ("guarded", 4, "failed-tests", "triple: values"),
+    "h_tensor_attr": ("guarded", 5, "failed-tests", "triple: values"),
+    # a layer class whose forward the notebook replaced is restored before the hidden test builds its
+    # own layer (issue 21): the wrong answer fails, everything else counts
+    "h_model_class": ("guarded", 5, "failed-tests", "affine: as torch.nn.Linear computes it"),
     # a notebook that keeps most of the kernel's memory: the checks it starves fail as out of
     # memory, never as tampering (no IntegrityError), and the others keep their points
-    "h_hoard": ("guarded", 3, "out-of-memory", "memory limit"),
+    "h_hoard": ("guarded", 4, "out-of-memory", "memory limit"),
     # the kernel looks for the instructor's Hugging Face token (environment, HF_HOME, home): none there
-    "h_token": ("guarded", 5, "ok", None),
+    "h_token": ("guarded", 6, "ok", None),
     # through collect
     "unnamed": ("toy_add", 2, "ok", None),
     "latecomer": ("toy_add", 2, "ok", "late"),
     "bomber": ("toy_add", 2, "ok", None),
     "fifo_person": ("toy_add", 2, "ok", None),
-    "packer": ("guarded", 5, "ok", "found artifacts/adapter"),
+    "packer": ("guarded", 6, "ok", "found artifacts/adapter"),
     # correct and blank, after all of the above
-    "zz_ref_guarded": ("guarded", 5, "ok", None),
+    "zz_ref_guarded": ("guarded", 6, "ok", None),
     "zz_ref_toy": ("toy_add", 2, "ok", None),
     "zz_ref_irl": ("maxent_irl", 28, "ok", None),
     "zz_blank_guarded": ("guarded", 0, "failed-tests", None),
@@ -529,6 +559,8 @@ def hostile(tmp_path_factory):
     submit("h_read_source", "toy_add", _patch("add", "return a + b", READ_SOURCE))  # (read-only attacks)
     submit("h_helpers", "guarded", _patch("sort3", "return sorted(digits)", _body(WRONG_SORT_PATCHING_HELPERS)))
     submit("h_tensor_attr", "guarded", _patch("triple", TRIPLE, _body(TENSOR_ATTR)))
+    submit("h_model_class", "guarded", _patch("affine", "return as64(x) @ as64(weight).T + as64(bias)",
+                                              _body(MODEL_CLASS)))
     submit("h_hoard", "guarded", _patch("double", DOUBLE, _body(HOARD.replace("MEMORY_MB", str(MEMORY_MB)))))
     token_paths = [str(hf_home / "token"), str(Path.home() / ".cache" / "huggingface" / "token")]
     submit("h_token", "guarded", _patch("double", DOUBLE, _body(STEAL_TOKEN.replace("TOKEN_PATHS", repr(token_paths)))))
@@ -757,8 +789,8 @@ def test_grades_csv_gradebook_and_lms_file(hostile):
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
         graded = {(s.student.id, s.assignment.name): s.score for a in ("toy_add", "guarded", "maxent_irl")
                   for s in gb.assignment_submissions(a)}
-    assert graded[("zz_ref_guarded", "guarded")] == 5 and graded[("zz_ref_toy", "toy_add")] == 2
-    assert graded[("h_tamper", "guarded")] == 3 and graded[("not_json", "toy_add")] == 0
+    assert graded[("zz_ref_guarded", "guarded")] == 6 and graded[("zz_ref_toy", "toy_add")] == 2
+    assert graded[("h_tamper", "guarded")] == 4 and graded[("not_json", "toy_add")] == 0
     lms = {row["student"]: row for row in csv.DictReader(open(out / "lms_grades.csv"))}
     latecomer = lms["latecomer"]
     assert (latecomer["lms"], latecomer["lms_user_id"], latecomer["late"]) == ("canvas", "3302", "late")

@@ -156,9 +156,11 @@ class _SnapshotOnImport(importlib.abc.MetaPathFinder):
         self._busy: set = set()
 
     def find_spec(self, name, path=None, target=None):
+        # A name stays listed until its import has run: ``importlib.util.find_spec("torch")`` alone
+        # (transformers asks it at import, before importing torch) imports nothing, so it must not
+        # use up the one recording (that left torch unrecorded and every later check untrusted).
         if name in self._busy or not (name in self.names or name.startswith(self.prefixes)):
             return None
-        self.names.discard(name)
         self._busy.add(name)  # importlib.util.find_spec asks this finder again
         try:
             spec = importlib.util.find_spec(name)
@@ -167,10 +169,11 @@ class _SnapshotOnImport(importlib.abc.MetaPathFinder):
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         original = spec.loader.exec_module
-        record = self._record
+        record, names = self._record, self.names
 
         def exec_module(module, _original=original, _name=name):
             _original(module)
+            names.discard(_name)
             try:
                 record(_name, module)
             except Exception:  # never break the student's import

@@ -206,3 +206,27 @@ def test_ray_packing_round_trips_and_refuses_escapes_without_extraction_filters(
     with tarfile.open(fileobj=io.BytesIO(buffer.getvalue()), mode="r:gz") as tar, \
             pytest.raises(ValueError, match="escape"):
         ray_runner._plain_members(tar, tmp_path / "out3")
+
+
+def test_recorder_reads_earlier_results_once_per_batch(tmp_path, monkeypatch):
+    """grades.csv is rewritten after every submission with this batch's rows and earlier runs' rows;
+    the earlier ones are read from OUT once, not once per submission (quadratic at 300 students)."""
+    from autograder.grading import record as record_module
+    from autograder.grading.outcome import Outcome, Result, Settings
+    from autograder.reports.feedback import write_result_files
+
+    out, template = tmp_path / "out", tmp_path / "template"
+    out.mkdir()
+    template.mkdir()
+    for student in ("earlier_a", "earlier_b", "regraded"):  # a previous run on the same OUT
+        write_result_files(Result(student=student, assignment="toy_add", score=1.0, max_score=2.0), out)
+    reads = []
+    real = record_module.load_results
+    monkeypatch.setattr(record_module, "load_results", lambda where: reads.append(where) or real(where))
+    recorder = record_module.Recorder(out, template, Settings())
+    for student, score in (("new_1", 2.0), ("regraded", 2.0), ("new_2", 0.0)):
+        recorder(Outcome(Result(student=student, assignment="toy_add", score=score, max_score=2.0)))
+        rows = {row["student"]: row["score"] for row in csv.DictReader(open(out / "grades.csv"))}
+        assert rows["earlier_a"] == rows["earlier_b"] == "1" and student in rows, rows
+    assert rows == {"earlier_a": "1", "earlier_b": "1", "regraded": "2", "new_1": "2", "new_2": "0"}
+    assert len(reads) == 1, reads

@@ -12,7 +12,13 @@ from pathlib import Path
 from autograder.grading.late import feedback_line, penalty_for
 from autograder.grading.outcome import Outcome, Result, Settings
 from autograder.reports import gradebook, manual
-from autograder.reports.feedback import all_results, rewrite_page_summary, write_grades, write_result_files
+from autograder.reports.feedback import (
+    load_results,
+    merge_results,
+    rewrite_page_summary,
+    write_grades,
+    write_result_files,
+)
 
 
 def gradebook_record(outcome: Outcome, settings: Settings) -> dict | None:
@@ -36,6 +42,7 @@ class Recorder:
         self.duedate = (settings.deadline.astimezone(UTC).replace(tzinfo=None)
                         if isinstance(settings.deadline, datetime) else None)
         self.progress: dict = {}
+        self.earlier: list | None = None  # OUT's results from before this batch, read once (not per submission)
         self.lock = threading.Lock()
 
     def __call__(self, outcome: Outcome) -> Result:
@@ -58,7 +65,9 @@ class Recorder:
         rewrite_page_summary(result, self.out)
         with self.lock:  # a killed batch keeps every row finished so far
             self.progress[(result.student, result.assignment)] = result
-            write_grades(all_results(self.out, list(self.progress.values())), self.out / "grades.csv")
+            if self.earlier is None:
+                self.earlier = load_results(self.out)
+            write_grades(merge_results(self.earlier, list(self.progress.values())), self.out / "grades.csv")
         if self.log:
             penalty = f" (late: -{result.late_penalty:g})" if result.late_penalty else ""
             self.log(f"  {result.student}/{result.assignment}: {result.score:g}/{result.max_score:g}{penalty} "

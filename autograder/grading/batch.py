@@ -55,9 +55,11 @@ def check_tiny_model(assignments: list[Assignment], profile: str, log=None) -> N
 
 
 def plan(submissions: Path, out: Path, assignments: list[Assignment], profile: str, *, deadline, late_penalty: float,
-         memory_mb, timeout, ray_address, guard: bool, sandbox_mode, log) -> tuple[list, dict, Settings]:
+         memory_mb, timeout, ray_address, guard: bool, sandbox_mode, log, workers: int = 1,
+         feedback_pages: bool = True) -> tuple[list, dict, Settings]:
     """(jobs, assignments by id, settings): everything decided once, before any kernel starts."""
     from autograder import evaluators
+    from autograder.grading.kernel_env import threads_per_job
     from autograder.intake.placement import discover, lms_metadata
     from autograder.isolation.probe import probe
 
@@ -69,7 +71,9 @@ def plan(submissions: Path, out: Path, assignments: list[Assignment], profile: s
     requested = sandbox_mode or os.environ.get("AUTOGRADER_SANDBOX") or "auto"
     settings = Settings(profile=resolve_profile(profile, gpus), deadline=parse_deadline(deadline) if isinstance(
         deadline, str) else deadline, late_penalty=late_penalty, memory_mb=memory_mb, timeout=timeout, guard=guard,
-        gpus=gpus, sandbox=requested, lms=lms_metadata(Path(submissions)))
+        gpus=gpus, sandbox=requested, lms=lms_metadata(Path(submissions)), feedback_pages=feedback_pages,
+        # local kernels graded side by side share the cores; a Ray node sizes its own
+        kernel_threads=threads_per_job(min(max(1, workers), len(jobs))) if ray_address is None and jobs else 0)
     for assignment in needed:  # an evaluator unknown to this grader stops the batch here, not per student
         evaluators.declared(assignment, settings.profile)
     isolation = probe(requested)  # SandboxError when "required" and unavailable
@@ -114,8 +118,7 @@ def autograde(submissions: Path, out: Path, assignments: list[Assignment], worke
     out.mkdir(parents=True, exist_ok=True)
     jobs, by_id, settings = plan(submissions, out, assignments, profile, deadline=deadline, late_penalty=late_penalty,
                                  memory_mb=memory_mb, timeout=timeout, ray_address=ray_address, guard=guard,
-                                 sandbox_mode=sandbox_mode, log=log)
-    settings.feedback_pages = feedback_pages
+                                 sandbox_mode=sandbox_mode, log=log, workers=workers, feedback_pages=feedback_pages)
     needed = [by_id[name] for name in dict.fromkeys(job[1] for job in jobs)]
     with tempfile.TemporaryDirectory(prefix="autograde-") as scratch:
         scratch = Path(scratch)
@@ -127,12 +130,10 @@ def autograde(submissions: Path, out: Path, assignments: list[Assignment], worke
 
             results = [record(outcome) for outcome in grade_on_ray(jobs, by_id, settings, ray_address, out)]
         else:
-            from autograder.grading.kernel_env import threads_per_job
             from autograder.grading.local import LocalRunner
 
             workdir = scratch / "work"
             workdir.mkdir(mode=0o700)
-            settings.kernel_threads = threads_per_job(min(max(1, workers), len(jobs)))
             results = LocalRunner(template, workdir, out, settings, by_id, scratch).run(jobs, workers, record)
     results.sort(key=lambda r: (r.student, r.assignment))
     everything = all_results(out, results)

@@ -33,7 +33,7 @@ demo: $(STAMP)
 
 # Two pytest workers (pytest-xdist; tests/conftest.py says which tests share one), then the tests
 # that need the machine to themselves (marker `alone`: wall-clock limits, a scan of every
-# sandboxed process) on their own. TEST_WORKERS=0 runs the first part in one process.
+# sandboxed process) on their own. TEST_WORKERS=1 runs everything in one process.
 TEST_WORKERS ?= 2
 test: $(STAMP)
 	$(PY) -m pytest -q -m "not robustness and not alone" -n $(TEST_WORKERS) --dist loadgroup --durations=25

@@ -31,20 +31,15 @@ DEMO_FLAGS ?=
 demo: $(STAMP)
 	$(PY) -m autograder demo --out demo-output --strict $(DEMO_FLAGS)
 
-# Two pytest workers (pytest-xdist; tests/conftest.py says which tests share one), then the tests
-# that need the machine to themselves (marker `alone`: wall-clock limits, a scan of every
-# sandboxed process) on their own. TEST_WORKERS=1 runs everything in one process.
-TEST_WORKERS ?= 2
 test: $(STAMP)
-	$(PY) -m pytest -q -m "not robustness and not alone" -n $(TEST_WORKERS) --dist loadgroup --durations=25
-	$(PY) -m pytest -q -m "alone and not robustness" --durations=5
+	$(PY) -m pytest -q -m "not robustness" --durations=25
 
 # Every GRPO reference training as a student's copy runs it, seeds 1-3 (CI runs it after the suite).
 test-robustness: $(STAMP)
 	$(PY) -m pytest -q -s -m robustness tests/test_robustness.py
 
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not slow and not robustness" -n $(TEST_WORKERS) --dist loadgroup
+	$(PY) -m pytest -q -m "not slow and not robustness"
 
 generate: $(STAMP)
 	$(PY) -m autograder generate

@@ -60,29 +60,6 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write(text.rstrip("\n") + "\n")
 
 
-# --- two workers (pytest-xdist; `make test` runs `-n 2 --dist loadgroup`) ------------------------
-
-def pytest_collection_modifyitems(config, items):
-    """Which tests share a worker: every test that reads the session's executed references (so the
-    solutions run once, or the demo's run is read once), and otherwise each module's tests (so a
-    module's batch, such as the hostile suite's, is graded once). Without -n nothing changes."""
-    for item in items:
-        group = "executed-references" if "executed_references" in item.fixturenames else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
-
-
-def pytest_sessionfinish(session):
-    """A worker hands its tables (the mutation table) to the controller, which prints the summary."""
-    workeroutput = getattr(session.config, "workeroutput", None)
-    if workeroutput is not None:
-        workeroutput["session_report"] = [list(entry) for entry in _REPORT]
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_testnodedown(node, error):
-    _REPORT.extend(tuple(entry) for entry in getattr(node, "workeroutput", {}).get("session_report", []))
-
-
 def assignments_needed(session, fixture: str) -> list:
     """The assignments (in the kit's order) that the selected tests using ``fixture`` are
     parametrized with; every assignment when one of those tests has no ``assignment``."""

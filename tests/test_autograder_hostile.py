@@ -28,9 +28,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 # every test here reads one batch that autogrades about 30 hostile submissions (minutes)
-# alone: the batch checks that no sandboxed process of any batch is left running, and its per-cell
-# limit (CELL_TIMEOUT) is sized for two busy cores, not for two batches at once
-pytestmark = [pytest.mark.slow, pytest.mark.alone]
+pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = Path(__file__).parent / "fixtures" / "course"

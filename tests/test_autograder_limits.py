@@ -18,7 +18,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-pytestmark = [pytest.mark.slow, pytest.mark.alone]  # wall-clock limits of a few seconds
+pytestmark = pytest.mark.slow
 
 
 def _meta(grade_id, **flags):

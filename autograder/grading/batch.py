@@ -112,7 +112,7 @@ def autograde(submissions: Path, out: Path, assignments: list[Assignment], worke
     """Grade every submission; write OUT/grades.csv, OUT/gradebook.db and OUT/feedback/<student>/<assignment>/
     (``feedback_pages=False``: result files and our summary page only, without nbgrader's page of the notebook)."""
     from autograder.reports import manual
-    from autograder.reports.feedback import all_results, write_grades, write_lms_grades
+    from autograder.reports.feedback import merge_results, write_grades, write_lms_grades
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -136,7 +136,7 @@ def autograde(submissions: Path, out: Path, assignments: list[Assignment], worke
             workdir.mkdir(mode=0o700)
             results = LocalRunner(template, workdir, out, settings, by_id, scratch).run(jobs, workers, record)
     results.sort(key=lambda r: (r.student, r.assignment))
-    everything = all_results(out, results)
+    everything = merge_results(record.earlier, results)  # the recorder read OUT's earlier results already
     manual.attach_manual(out, everything)
     write_grades(everything, out / "grades.csv")
     write_lms_grades(everything, manual.load_lms(out), out / "lms_grades.csv")

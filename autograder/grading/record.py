@@ -42,7 +42,7 @@ class Recorder:
         self.duedate = (settings.deadline.astimezone(UTC).replace(tzinfo=None)
                         if isinstance(settings.deadline, datetime) else None)
         self.progress: dict = {}
-        self.earlier: list | None = None  # OUT's results from before this batch, read once (not per submission)
+        self.earlier = load_results(self.out)  # OUT's results from before this batch, read once, not per submission
         self.lock = threading.Lock()
 
     def __call__(self, outcome: Outcome) -> Result:
@@ -65,8 +65,6 @@ class Recorder:
         rewrite_page_summary(result, self.out)
         with self.lock:  # a killed batch keeps every row finished so far
             self.progress[(result.student, result.assignment)] = result
-            if self.earlier is None:
-                self.earlier = load_results(self.out)
             write_grades(merge_results(self.earlier, list(self.progress.values())), self.out / "grades.csv")
         if self.log:
             penalty = f" (late: -{result.late_penalty:g})" if result.late_penalty else ""

@@ -139,14 +139,9 @@ def load_results(out: Path) -> list[Result]:
     return found
 
 
-def all_results(out: Path, fresh: list[Result]) -> list[Result]:
-    """This run's results plus earlier runs' on the same OUT, so grades.csv, like the gradebook, is
-    updated rather than replaced by a partial re-run."""
-    return merge_results(load_results(out), fresh)
-
-
 def merge_results(earlier: list[Result], fresh: list[Result]) -> list[Result]:
-    """``fresh`` and, for every other (student, assignment), its entry in ``earlier``; sorted."""
+    """``fresh`` and, for every other (student, assignment), its entry in ``earlier`` (an earlier run on
+    the same OUT), sorted: grades.csv, like the gradebook, is updated rather than replaced by a partial re-run."""
     merged = {(r.student, r.assignment): r for r in fresh}
     for old in earlier:
         merged.setdefault((old.student, old.assignment), old)

@@ -11,7 +11,7 @@ export MPLBACKEND := Agg
 
 .PHONY: demo test test-fast test-robustness install generate check clean
 
-$(STAMP): requirements.txt constraints.txt pyproject.toml
+$(STAMP): requirements.txt requirements-gpu.txt constraints.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { \
 	  echo "error: $(PYTHON) is missing or older than Python 3.11 (transformers 5 needs 3.11+); run: make PYTHON=python3.11 ..."; exit 1; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); \
@@ -20,6 +20,9 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml
 	# torch first, by exact version: the CPU wheel here, the CUDA build on GPU machines
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -c constraints.txt -r requirements.txt
+	# bitsandbytes only where it can run: a CUDA GPU (see requirements-gpu.txt)
+	if $(PY) -c 'import sys, torch; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then \
+	  $(PY) -m pip install -q -c constraints.txt -r requirements-gpu.txt; fi
 	$(PY) -m pip install -q -c constraints.txt --no-deps -e .
 	$(PY) -m ipykernel install --sys-prefix --name python3 > /dev/null
 	touch $(STAMP)

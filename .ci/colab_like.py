@@ -141,7 +141,10 @@ def setup_cell(notebook: Path) -> str:
 def main() -> int:
     timings: dict[str, float] = {}
     scratch = Path(tempfile.mkdtemp(prefix="colab-like-"))
-    clean_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "COLAB_RELEASE_TAG")}
+    # PYTHONDONTWRITEBYTECODE (set on some CI images, never on Colab) would make every notebook
+    # recompile torch's modules: pip installs with --no-compile here, so the first import writes them
+    clean_env = {k: v for k, v in os.environ.items()
+                 if k not in ("PYTHONPATH", "VIRTUAL_ENV", "COLAB_RELEASE_TAG", "PYTHONDONTWRITEBYTECODE")}
     clean_env.update(TINY_ENV)
     try:
         started = time.perf_counter()
@@ -161,7 +164,8 @@ def main() -> int:
         linked = preinstall(["torch", *ALSO_PREINSTALLED], site, skip=COLAB_PREINSTALLED)
         shown = [d for d in linked if d.split()[0].lower() in ("torch", "accelerate", "ipykernel", "nbclient")]
         print(f"preinstalled as on Colab, from the kit's venv: {len(linked)} distributions incl. {', '.join(shown)}")
-        run([python, "-m", "pip", "install", "-q", "-c", pins, *(f"{n}=={v}" for n, v in COLAB_PREINSTALLED.items())],
+        run([python, "-m", "pip", "install", "-q", "--no-compile", "-c", pins,  # see laptop_like.as_run
+             *(f"{n}=={v}" for n, v in COLAB_PREINSTALLED.items())],
             "installing Colab's versions of transformers, peft, datasets, numpy, matplotlib", env=clean_env)
         timings["colab image (torch + preinstalled)"] = time.perf_counter() - started
 

@@ -120,12 +120,17 @@ def as_run(command: str, python: Path, wheel: Path | None) -> list[str]:
     if CPU_INDEX in words and wheel is not None:
         at = words.index(CPU_INDEX)
         words = [w for i, w in enumerate(words) if i not in (at - 1, at) and w != "torch"] + [str(wheel)]
-    return [str(python), "-m", "pip", "install", "-q", *words]
+    # --no-compile: pip would byte-compile every module of torch, transformers and jupyterlab (most of
+    # this check's CPU time, taken from the suite running beside it in CI); Python compiles the
+    # modules the notebooks import when they import them, as it does for a student
+    return [str(python), "-m", "pip", "install", "-q", "--no-compile", *words]
 
 
 def check(out: Path, scratch: Path, timings: dict) -> None:
     """Steps 2-4 on the release in ``out``; CheckFailed on the first problem."""
+    # without PYTHONDONTWRITEBYTECODE (see colab_like.main): the first import of a module writes its .pyc
     clean_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "COLAB_RELEASE_TAG",
+                                                                   "PYTHONDONTWRITEBYTECODE",
                                                                    "JUPYTER_PATH", "JUPYTER_DATA_DIR", "COLAB_GPU")}
     started = time.perf_counter()
     laptop = scratch / "laptop-venv"

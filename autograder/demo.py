@@ -7,7 +7,7 @@ import os
 import shutil
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
 import nbformat
@@ -49,6 +49,19 @@ def build_samples(assignments: list[Assignment], course: Path, submissions: Path
     The reference is executed when it must produce artifacts, or for every assignment with
     ``execute_all`` (the tests use that to run each solution top to bottom), up to
     :func:`reference_jobs` at once. Returns the seconds each executed reference took."""
+    timings = {}
+    for assignment, seconds in _samples_as_ready(assignments, course, submissions, env, log, execute_all):
+        if seconds is not None:
+            timings[assignment.id] = seconds
+    return timings
+
+
+def _samples_as_ready(assignments, course, submissions, env, log, execute_all, idle=None):
+    """Yield ``(assignment, reference seconds or None)`` as each assignment's samples are complete.
+
+    ``idle``, if given, is called between completions while references still run and fewer of
+    them than :func:`reference_jobs` are running (a core is free); it returns once it has done
+    something with that core, or at once if it has nothing to do."""
     for assignment in assignments:
         release_dir = course / "release" / assignment.id
         reference_dir = submissions / "reference" / assignment.id
@@ -57,21 +70,34 @@ def build_samples(assignments: list[Assignment], course: Path, submissions: Path
                      reference_dir / f"{assignment.id}.ipynb")
     # longest first (code cells stand in for run time), so the short ones fill the other cores
     to_run = sorted((a for a in assignments if a.artifacts or execute_all), key=_code_cells, reverse=True)
-    timings = {}
+    for assignment in assignments:
+        if assignment not in to_run:
+            _finish_samples(assignment, course, submissions)
+            yield assignment, None
     jobs = min(reference_jobs(), len(to_run))
     env = {**thread_env(threads_per_job(jobs)), **env}
-    with ThreadPoolExecutor(max_workers=reference_jobs()) as pool:
-        for assignment_id, seconds in pool.map(lambda a: _run_reference(a, submissions, env, log), to_run):
-            timings[assignment_id] = seconds
-    for assignment in assignments:  # buggy copies the reference's artifacts: after the runs
-        release_dir = course / "release" / assignment.id
-        shutil.copytree(release_dir, submissions / "blank" / assignment.id)
-        if assignment.demo.buggy_patches:
-            buggy_dir = submissions / "buggy" / assignment.id
-            shutil.copytree(submissions / "reference" / assignment.id, buggy_dir)
-            fill_release(release_dir / f"{assignment.id}.ipynb", assignment.source,
-                         buggy_dir / f"{assignment.id}.ipynb", patches=assignment.demo.buggy_patches)
-    return timings
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        running = {pool.submit(_run_reference, a, submissions, env, log): a for a in to_run}
+        while running:
+            done, _ = wait(running, timeout=None if idle is None else 1.0, return_when=FIRST_COMPLETED)
+            for future in done:
+                assignment = running.pop(future)
+                _, seconds = future.result()
+                _finish_samples(assignment, course, submissions)  # buggy copies the reference's artifacts
+                yield assignment, seconds
+            if idle is not None and running and len(running) < jobs:
+                idle()
+
+
+def _finish_samples(assignment: Assignment, course: Path, submissions: Path) -> None:
+    """blank and buggy, once the reference (and its artifacts) exists."""
+    release_dir = course / "release" / assignment.id
+    shutil.copytree(release_dir, submissions / "blank" / assignment.id)
+    if assignment.demo.buggy_patches:
+        buggy_dir = submissions / "buggy" / assignment.id
+        shutil.copytree(submissions / "reference" / assignment.id, buggy_dir)
+        fill_release(release_dir / f"{assignment.id}.ipynb", assignment.source,
+                     buggy_dir / f"{assignment.id}.ipynb", patches=assignment.demo.buggy_patches)
 
 
 def _code_cells(assignment: Assignment) -> int:
@@ -114,6 +140,13 @@ def expected_score(assignment: Assignment, student: str):
 
 def demo(assignments: list[Assignment], out: Path, workers: int = 1, log=print,
          execute_all: bool = False) -> tuple[list[Result], list[str]]:
+    """Release, samples, autograde, and the samples that scored other than expected.
+
+    Grading starts before the last reference finishes: while references still run on fewer cores
+    than :func:`reference_jobs`, the free core grades the finished assignments one at a time (one
+    worker, quickest reference first; on 2 cores that is the time the longest reference, math_grpo's,
+    runs alone); the rest are graded together once every reference is done.
+    Each call grades into the same OUT, which keeps the earlier calls' results."""
     out = Path(out)
     if out.exists():
         shutil.rmtree(out)
@@ -121,12 +154,27 @@ def demo(assignments: list[Assignment], out: Path, workers: int = 1, log=print,
     env = {"COURSE_PROFILE": "tiny", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "MPLBACKEND": "Agg"}
     submissions = out / "submissions"
     log(f"generating releases for {', '.join(a.id for a in assignments)} ...")
+    timings, ready, results = {}, [], []
+
+    def grade(batch: list[Assignment], workers: int) -> None:
+        log(f"autograding {', '.join(a.id for a in batch)} in the tiny profile ...")
+        results.extend(autograde(submissions, out, batch, workers=workers, profile="tiny"))
+
+    def grade_one_early() -> None:
+        if ready:
+            ready.sort(key=lambda a: (timings.get(a.id, 0.0), _code_cells(a)))  # the quickest to grade first
+            grade([ready.pop(0)], workers=1)
+
     with tempfile.TemporaryDirectory(prefix="demo-") as scratch:
         course = new_course(assignments, where=Path(scratch))
         log("building sample submissions (reference, blank, buggy) ...")
-        timings = build_samples(assignments, course, submissions, env, log, execute_all=execute_all)
-    log("autograding in the tiny profile ...")
-    results = autograde(submissions, out, assignments, workers=workers, profile="tiny")
+        for assignment, seconds in _samples_as_ready(assignments, course, submissions, env, log, execute_all,
+                                                     idle=grade_one_early if workers > 1 else None):
+            ready.append(assignment)
+            if seconds is not None:
+                timings[assignment.id] = seconds
+    if ready:
+        grade(ready, workers)
     write_run_manifest(out, assignments, timings)
     by_id = {a.id: a for a in assignments}
     surprises = []

@@ -48,6 +48,49 @@ def tiny_model(tiny_model_dir):
     return lm.load_model(str(tiny_model_dir))
 
 
+def pytest_collection_modifyitems(config, items):
+    """The tests that read the mutation batch run last: they wait for it (see ``mutation_batch``)."""
+    waiting = [item for item in items if "mutation_results" in getattr(item, "fixturenames", ())]
+    if waiting:
+        items[:] = [item for item in items if item not in waiting] + waiting
+
+
+BACKGROUND_PIDS: set[int] = set()
+"""Processes grading a batch in the background of this session (see ``mutation_batch``)."""
+
+
+def in_background_batch(proc) -> bool:
+    """Whether ``proc`` (a psutil.Process) descends from a background batch: tests that look for
+    leftover sandboxed processes of their own batch skip those."""
+    import psutil
+
+    try:
+        return any(parent.pid in BACKGROUND_PIDS for parent in proc.parents())
+    except psutil.Error:
+        return False
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _background_batches(request):
+    """Start the mutation batch before the session's first test when its tests are selected."""
+    if any("mutation_results" in getattr(item, "fixturenames", ()) for item in request.session.items):
+        request.getfixturevalue("mutation_batch")
+
+
+@pytest.fixture(scope="session")
+def mutation_batch(request, executed_references, tmp_path_factory):
+    """The mutation tests' variant submissions, grading in a process of their own from the
+    session's start on (tests/test_mutations.py: ``start_batch``); stopped if the session ends first."""
+    from test_mutations import selected_assignments, start_batch
+
+    batch = start_batch(selected_assignments(request.session), executed_references,
+                        tmp_path_factory.mktemp("mutations"))
+    if batch.process is not None:
+        BACKGROUND_PIDS.add(batch.process.pid)
+    yield batch
+    batch.stop()
+
+
 @pytest.fixture(scope="session")
 def session_report():
     """A list of (title, text); each is printed as its own section after the test summary."""

@@ -24,14 +24,19 @@ full) and a wrong score names its variant. Allowed variants never share a submis
 wrong ones, so each allowed one is seen earning full marks on every cell. Each submission is
 the release filled with the reference answers plus the group's variants, beside a copy of the
 executed reference's artifacts (adapters) so grading-mode cells work; all submissions of the
-selected assignments are graded in one batch (tiny profile, two workers), and a table of
+selected assignments are graded in one batch (tiny profile, two workers), in a low-priority
+process of its own that runs beside the rest of the suite (see ``start_batch``), and a table of
 variants and points is printed at the end of the run.
 """
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
-import time
+import signal
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -199,12 +204,61 @@ class Submission:
     result: object = None
 
 
+# The batch grades in a process of its own, started by conftest's ``mutation_batch`` before the
+# session's first test and read by the tests below, which conftest moves to the end of the run.
+# It runs at the lowest CPU priority (nice 19), so it takes only what the rest of the suite leaves
+# idle (a quarter of two cores: single-process tests, one-worker batches) and the tests beside it
+# keep their pace; once they are done it has both cores. A process, not a thread, so the
+# environment it grades with is the session's, whatever a test monkeypatches.
+BATCH_WORKERS = 2
+BATCH_NICENESS = 19
+_GRADE = """
+import json, sys, time
+from pathlib import Path
+from autograder.grading.batch import autograde
+from autograder.manifest import REPO_ROOT, load_assignments
+started = time.perf_counter()
+subs, out, workers = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+# scores are what the tests read: no nbgrader feedback pages (1-4 s each; test_notebooks checks them)
+autograde(subs, out, load_assignments(REPO_ROOT, sys.argv[4:]), workers=workers, profile="tiny", feedback_pages=False)
+(out / "batch.json").write_text(json.dumps({"seconds": time.perf_counter() - started}))
+"""
+
+
 @dataclass
 class Batch:
     submissions: list = field(default_factory=list)
     seconds: float = 0.0
     problems: dict = field(default_factory=dict)
     """assignment -> why its variants could not be built."""
+    error: str = ""
+    """Why the grading process failed (the end of its log), if it did."""
+    process: object = None
+    root: Path | None = None
+
+    def wait(self) -> Batch:
+        """Wait for the grading process (once) and attach each submission's result."""
+        from autograder.reports.feedback import load_results
+
+        if self.process is None:
+            return self
+        code, self.process = self.process.wait(), None
+        log = (self.root / "batch.log").read_text(errors="replace")
+        summary = self.root / "out" / "batch.json"
+        if code != 0 or not summary.exists():
+            self.error = f"the grading process exited with {code}:\n{log[-3000:]}"
+            return self
+        self.seconds = json.loads(summary.read_text())["seconds"]
+        by_key = {(r.student, r.assignment): r for r in load_results(self.root / "out")}
+        for submission in self.submissions:
+            submission.result = by_key.get((submission.student, submission.assignment))
+        return self
+
+    def stop(self) -> None:
+        """End the grading process and its kernels (a session that ends before reading the batch)."""
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
 
 
 def build_submission(refs, assignment, group: list, folder: Path) -> None:
@@ -217,7 +271,8 @@ def build_submission(refs, assignment, group: list, folder: Path) -> None:
                  patches=patches, replace=replace)
 
 
-def _selected(session) -> list:
+def selected_assignments(session) -> list:
+    """The assignments whose mutation tests this session runs (none: no batch)."""
     wanted = set()
     for item in session.items:
         if "mutation_results" in getattr(item, "fixturenames", ()):
@@ -226,15 +281,12 @@ def _selected(session) -> list:
     return [a for a in WITH_VARIANTS if a.id in wanted or None in wanted]
 
 
-@pytest.fixture(scope="module")
-def mutation_results(request, executed_references, session_report, tmp_path_factory) -> Batch:
-    from autograder.grading.batch import autograde
-
-    refs = executed_references
-    root = tmp_path_factory.mktemp("mutations")
-    batch = Batch()
-    graded = []
-    for assignment in _selected(request.session):
+def start_batch(assignments: list, refs, root: Path) -> Batch:
+    """Build every variant submission of ``assignments`` under ``root`` and start grading them
+    (tiny profile, :data:`BATCH_WORKERS`, :data:`BATCH_NICENESS`) in a new process group;
+    :meth:`Batch.wait` collects."""
+    batch, graded = Batch(root=root), []
+    for assignment in assignments:
         cells = notebook_cells(assignment)
         try:
             variants = load_variants(assignment, cells)
@@ -245,15 +297,19 @@ def mutation_results(request, executed_references, session_report, tmp_path_fact
             student = f"mut_{group[0].kind}_{number}"
             build_submission(refs, assignment, group, root / "submissions" / student / assignment.id)
             batch.submissions.append(Submission(student, assignment.id, group, group_points(group, cells.tests)))
-        graded.append(assignment)
+        graded.append(assignment.id)
     if graded:
-        started = time.perf_counter()
-        # scores are what this test reads: no nbgrader feedback pages (1-4 s each; test_notebooks checks them)
-        results = autograde(root / "submissions", root / "out", graded, workers=2, profile="tiny", feedback_pages=False)
-        batch.seconds = time.perf_counter() - started
-        by_key = {(r.student, r.assignment): r for r in results}
-        for submission in batch.submissions:
-            submission.result = by_key.get((submission.student, submission.assignment))
+        with open(root / "batch.log", "wb") as log:
+            batch.process = subprocess.Popen(
+                [sys.executable, "-c", _GRADE, str(root / "submissions"), str(root / "out"), str(BATCH_WORKERS),
+                 *graded], cwd=REPO_ROOT, env=dict(os.environ), stdin=subprocess.DEVNULL, stdout=log,
+                stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=lambda: os.nice(BATCH_NICENESS))
+    return batch
+
+
+@pytest.fixture(scope="module")
+def mutation_results(mutation_batch, session_report) -> Batch:
+    batch = mutation_batch.wait()
     session_report.append(("mutation tests: variants and points", score_table(batch)))
     return batch
 
@@ -296,9 +352,12 @@ def score_table(batch: Batch) -> str:
     for s in batch.submissions:
         counts[s.assignment] = counts.get(s.assignment, 0) + 1
     lines.append("")
+    if batch.error:
+        lines.append(batch.error.splitlines()[0])
     lines.append(f"{sum(len(s.variants) for s in batch.submissions)} variants in {len(batch.submissions)} submissions "
                  f"({', '.join(f'{k}: {n}' for k, n in counts.items())}), graded in one batch in {batch.seconds:.0f} s "
-                 f"(2 workers; per submission {min(per, default=0):.0f}-{max(per, default=0):.0f} s)")
+                 f"({BATCH_WORKERS} workers at nice {BATCH_NICENESS}, beside the rest of the suite; "
+                 f"per submission {min(per, default=0):.0f}-{max(per, default=0):.0f} s)")
     for assignment_id, problem in batch.problems.items():
         lines.append(f"{assignment_id}: variants not built: {problem.splitlines()[0]}")
     return "\n".join(lines)
@@ -339,6 +398,7 @@ def test_plan_keeps_each_cell_to_one_variant():
 @pytest.mark.slow
 @pytest.mark.parametrize("assignment", IDS)
 def test_variants_score_as_declared(mutation_results, assignment):
+    assert not mutation_results.error, mutation_results.error
     assert assignment not in mutation_results.problems, mutation_results.problems.get(assignment)
     spec = next(a for a in WITH_VARIANTS if a.id == assignment)
     tests = notebook_cells(spec).tests

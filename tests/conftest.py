@@ -48,11 +48,13 @@ def tiny_model(tiny_model_dir):
     return lm.load_model(str(tiny_model_dir))
 
 
+def reads_mutation_batch(item) -> bool:
+    return "mutation_results" in getattr(item, "fixturenames", ())
+
+
 def pytest_collection_modifyitems(config, items):
     """The tests that read the mutation batch run last: they wait for it (see ``mutation_batch``)."""
-    waiting = [item for item in items if "mutation_results" in getattr(item, "fixturenames", ())]
-    if waiting:
-        items[:] = [item for item in items if item not in waiting] + waiting
+    items.sort(key=reads_mutation_batch)  # stable: every other test keeps its place
 
 
 BACKGROUND_PIDS: set[int] = set()
@@ -73,7 +75,7 @@ def in_background_batch(proc) -> bool:
 @pytest.fixture(scope="session", autouse=True)
 def _background_batches(request):
     """Start the mutation batch before the session's first test when its tests are selected."""
-    if any("mutation_results" in getattr(item, "fixturenames", ()) for item in request.session.items):
+    if any(reads_mutation_batch(item) for item in request.session.items):
         request.getfixturevalue("mutation_batch")
 
 

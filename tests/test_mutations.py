@@ -273,9 +273,11 @@ def build_submission(refs, assignment, group: list, folder: Path) -> None:
 
 def selected_assignments(session) -> list:
     """The assignments whose mutation tests this session runs (none: no batch)."""
+    from conftest import reads_mutation_batch
+
     wanted = set()
     for item in session.items:
-        if "mutation_results" in getattr(item, "fixturenames", ()):
+        if reads_mutation_batch(item):
             params = getattr(getattr(item, "callspec", None), "params", {})
             wanted.add(params.get("assignment"))
     return [a for a in WITH_VARIANTS if a.id in wanted or None in wanted]

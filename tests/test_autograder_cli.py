@@ -49,6 +49,35 @@ def test_generate_rewrites_release_without_answers_or_hidden_tests(course):
     assert "add(1, 2) == 3" in text  # visible tests stay
 
 
+def test_a_course_generated_again_in_one_process_reuses_the_first_result(course, tmp_path, monkeypatch):
+    """new_course runs nbgrader once per distinct set of sources in a process; the same sources
+    again get a byte-identical copy, and a changed source file is generated afresh."""
+    import sqlite3
+
+    from autograder.authoring import course as course_module
+    from autograder.manifest import load_assignments
+
+    assignments = load_assignments(course)
+    first = course_module.new_course(assignments, where=tmp_path)
+    runs = []
+    real_run = subprocess.run
+    monkeypatch.setattr(course_module.subprocess, "run", lambda *a, **k: runs.append(a) or real_run(*a, **k))
+    again = course_module.new_course(assignments, where=tmp_path)
+    assert runs == [] and again != first
+
+    def contents(root):
+        files = {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
+                 if p.is_file() and p.name not in ("gradebook.db", "nbgrader_config.py")}
+        return files, "\n".join(sqlite3.connect(root / "gradebook.db").iterdump())
+    assert contents(again) == contents(first)
+    assert str(again) in (again / "nbgrader_config.py").read_text()  # its own root, not the first one's
+
+    source = course / "solutions" / "toy_add" / "toy_add.ipynb"
+    source.write_text(source.read_text().replace("add(1, 2) == 3", "add(2, 1) == 3"))
+    changed = course_module.new_course(load_assignments(course), where=tmp_path)
+    assert len(runs) == 1 and "add(2, 1) == 3" in (changed / "release" / "toy_add" / "toy_add.ipynb").read_text()
+
+
 def _submit(root: Path, student: str, notebook_text: str | None = None, source: Path | None = None):
     folder = root / student / "toy_add"
     folder.mkdir(parents=True)

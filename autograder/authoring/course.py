@@ -12,6 +12,7 @@ from pathlib import Path
 import nbformat
 from nbgrader.utils import is_solution
 
+from autograder.authoring import generate_memo
 from autograder.authoring.stamping import stamp_course_sources
 from autograder.manifest import Assignment, Patch
 from autograder.nbconfig import write_course_config, write_kernelspec
@@ -36,16 +37,21 @@ def new_course(assignments: list[Assignment], where: Path | None = None, timeout
     stamp_course_sources(course, assignments, install_url)
     if not assignments:
         return course
+    ids = [a.id for a in assignments]
+    key, before = generate_memo.snapshot(course, ids)
+    if generate_memo.restore(key, course):
+        return course
     # one process for all assignments: importing nbgrader costs seconds
     merged = {**os.environ, "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])}
-    result = subprocess.run([sys.executable, "-m", "autograder.grading.job", "--generate", str(course),
-                             *[a.id for a in assignments]], cwd=course, env=merged, capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "autograder.grading.job", "--generate", str(course), *ids],
+                            cwd=course, env=merged, capture_output=True, text=True)
     for assignment in assignments:
         release = course / "release" / assignment.id / f"{assignment.id}.ipynb"
         if result.returncode != 0 or not release.exists():
             raise NbgraderError(
                 f"nbgrader generate_assignment {assignment.id} failed:\n{result.stdout[-3000:]}{result.stderr[-3000:]}"
             )
+    generate_memo.remember(key, course, ids, before)
     return course
 
 

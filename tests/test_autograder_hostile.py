@@ -746,12 +746,11 @@ def test_isolation_blocks_escapes(hostile):
 
 def test_nothing_written_outside_out_and_only_by_the_grader(hostile):
     import psutil
+    from conftest import in_background_batch
 
     from autograder.isolation.spec import UID_BASE
 
     root, out, subs, beside = hostile["root"], hostile["out"], hostile["subs"], hostile["beside"]
-    from conftest import in_background_batch
-
     # a detached process of a graded notebook would still be running (and writing) now; the
     # sandbox kills its whole tree with the job, so none may be left once the batch returned.
     # The mutation batch grading beside this one has sandboxed processes of its own, and one of

@@ -134,6 +134,76 @@ def completion_mask_from_eos(completion_ids: torch.Tensor, eos_ids: list[int]) -
     return (positions <= first_eos.unsqueeze(1)).long()  # [N, T]
 
 
+MIN_SHARED_PREFIX = 16
+"""Shared prompt tokens worth a separate prefill; fewer cost more in the extra forward than they save."""
+
+
+def _shared_prefix_length(rows: list[list[int]]) -> int:
+    """How many leading tokens every row has in common, leaving each row at least one of its own."""
+    shared = 0
+    for column in zip(*rows, strict=False):  # stops at the shortest row
+        if any(token != column[0] for token in column):
+            break
+        shared += 1
+    return min(shared, min(len(row) for row in rows) - 1)
+
+
+def _shared_prefix_inputs(model, tokenizer, prompts, copies: int, device):
+    """Encoded prompts laid out as ``[shared prefix | pad | own tokens]``, a KV cache of the prefix,
+    and each prompt's pad count.
+
+    The r1_zero and chat-template prompts repeat the same ~80 instruction tokens in every row;
+    prefilling them once instead of once per row is most of a CPU evaluation's prefill. Positions
+    are counted over real tokens and the pads are masked, so every row computes what it computes
+    left-padded. Returns ``None`` when the prompts share fewer than ``MIN_SHARED_PREFIX`` tokens.
+    """
+    from transformers import DynamicCache
+
+    rows = tokenizer(prompts, add_special_tokens=False)["input_ids"]
+    shared = _shared_prefix_length(rows) if len(rows) * copies > 1 else 0
+    if shared < MIN_SHARED_PREFIX:
+        return None
+    width, pad = max(len(row) for row in rows), tokenizer.pad_token_id
+    input_ids = torch.tensor([row[:shared] + [pad] * (width - len(row)) + row[shared:] for row in rows])  # [B, P]
+    attention_mask = torch.tensor([[1] * shared + [0] * (width - len(row)) + [1] * (len(row) - shared)
+                                   for row in rows])  # [B, P]
+    pads = torch.tensor([width - len(row) for row in rows], device=device)  # [B]
+    cache = DynamicCache(config=model.config)
+    model(input_ids=input_ids[:1, :shared].to(device), past_key_values=cache, use_cache=True, logits_to_keep=1)
+    cache.batch_repeat_interleave(len(rows) * copies)  # one copy of the prefix per generated row
+    encoded = {"input_ids": input_ids.to(device), "attention_mask": attention_mask.to(device)}
+    return encoded, cache, shared, pads
+
+
+def _as_left_padded(prompt_part: torch.Tensor, shared: int, pads: torch.Tensor) -> torch.Tensor:
+    """[N, P] ``[prefix | pad | own]`` rows rearranged to ``[pad | prefix | own]`` (``pads``: [N]).
+
+    A rollout's layout stays the one the notebooks document (left padding) whichever way it was
+    sampled, so the tensors students score are the same either way.
+    """
+    n_rows, width = prompt_part.shape
+    column = torch.arange(width, device=prompt_part.device).expand(n_rows, width)  # [N, P]
+    pads = pads.unsqueeze(1)  # [N, 1]
+    source = torch.where(column < pads, shared + column,  # pads came right after the prefix
+                         torch.where(column < pads + shared, column - pads, column))  # prefix, then own tokens
+    return prompt_part.gather(1, source)  # [N, P]
+
+
+def _encode_prompts(model, tokenizer, prompts, copies, device, pad_to_multiple_of, extra):
+    """``(encoded prompts, extra generate kwargs, layout)``: ``layout`` is ``(shared, pads)`` when the
+    prompts were laid out around a shared prefix (on a CPU, when it pays), else ``None`` (left-padded)."""
+    extra = dict(extra or {})
+    # A GPU prefills fast, and its compiled path pads prompts for a static cache: share prefixes on a CPU only.
+    if device.type == "cpu" and pad_to_multiple_of is None and "cache_implementation" not in extra:
+        found = _shared_prefix_inputs(model, tokenizer, prompts, copies, device)
+        if found is not None:
+            encoded, extra["past_key_values"], shared, pads = found
+            return encoded, extra, (shared, pads)
+    encoded = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False,
+                        pad_to_multiple_of=pad_to_multiple_of).to(device)
+    return encoded, extra, None
+
+
 def _generate_rollout(model, tokenizer, prompts, num_generations, max_new_tokens, temperature, do_sample, top_p,
                       eos_ids, pad_to_multiple_of=None, extra=None) -> Rollout:
     device = next(model.parameters()).device
@@ -143,22 +213,22 @@ def _generate_rollout(model, tokenizer, prompts, num_generations, max_new_tokens
     if not do_sample and num_generations > 1:  # greedy decoding refuses num_return_sequences > 1
         prompts = [prompt for prompt in prompts for _ in range(num_generations)]
         num_generations, repeats = 1, num_generations
-    encoded = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False,
-                        pad_to_multiple_of=pad_to_multiple_of).to(device)
-    prompt_width = encoded["input_ids"].shape[1]
-    generate_kwargs = dict(
-        max_new_tokens=max_new_tokens,
-        num_return_sequences=num_generations,
-        pad_token_id=tokenizer.pad_token_id,
-        eos_token_id=eos_ids,
-        do_sample=do_sample,
-        **(extra or {}),
-    )
-    if do_sample:
-        generate_kwargs.update(temperature=temperature, top_p=top_p, top_k=0)
     was_training = model.training
     model.eval()
     try:
+        encoded, extra, layout = _encode_prompts(model, tokenizer, prompts, num_generations, device,
+                                                 pad_to_multiple_of, extra)
+        prompt_width = encoded["input_ids"].shape[1]
+        generate_kwargs = dict(
+            max_new_tokens=max_new_tokens,
+            num_return_sequences=num_generations,
+            pad_token_id=tokenizer.pad_token_id,
+            eos_token_id=eos_ids,
+            do_sample=do_sample,
+            **extra,
+        )
+        if do_sample:
+            generate_kwargs.update(temperature=temperature, top_p=top_p, top_k=0)
         sequences = model.generate(**encoded, **generate_kwargs)  # [N, P+T]
     except RuntimeError as error:  # torch's multinomial names the symptom, not the cause
         if "probability tensor contains" in str(error):
@@ -170,6 +240,10 @@ def _generate_rollout(model, tokenizer, prompts, num_generations, max_new_tokens
     completion_ids = sequences[:, prompt_width:]  # [N, T]
     completion_mask = completion_mask_from_eos(completion_ids, eos_ids)  # [N, T]
     prompt_attention = encoded["attention_mask"].repeat_interleave(num_generations, dim=0)  # [N, P]
+    if layout is not None:
+        shared, pads = layout[0], layout[1].repeat_interleave(num_generations)  # pads: [N]
+        sequences = torch.cat([_as_left_padded(sequences[:, :prompt_width], shared, pads), completion_ids], dim=1)
+        prompt_attention = _as_left_padded(prompt_attention, shared, pads)  # [N, P]
     attention_mask = torch.cat([prompt_attention, completion_mask], dim=1)  # [N, P+T]
     ended = torch.isin(completion_ids, torch.tensor(eos_ids, device=device)).any(dim=1)  # [N]
     lengths = completion_mask.sum(dim=1).tolist()

@@ -94,6 +94,67 @@ def test_batched_logprobs_match_each_sequence_alone(tiny_model, tiny_tokenizer):
         assert torch.allclose(got, alone[0], atol=1e-5), (row, (got - alone[0]).abs().max())
 
 
+def _sample_with_and_without_prefix_sharing(monkeypatch, model, tokenizer, prompts, generations, **kwargs):
+    """The same draw twice from one seed: prefix-shared (the CPU default) and plainly left-padded.
+    Also returns how many prompt tokens the first draw prefilled once for all rows."""
+    layouts = []
+    real = grpo._shared_prefix_inputs
+
+    def spy(*args):
+        found = real(*args)
+        layouts.append(None if found is None else found[2])
+        return found
+
+    monkeypatch.setattr(grpo, "_shared_prefix_inputs", spy)
+    torch.manual_seed(3)
+    shared = grpo.sample_completions(model, tokenizer, prompts, generations, 24, **kwargs)
+    monkeypatch.setattr(grpo, "MIN_SHARED_PREFIX", 10**9)  # switches prefix sharing off
+    torch.manual_seed(3)
+    padded = grpo.sample_completions(model, tokenizer, prompts, generations, 24, **kwargs)
+    monkeypatch.undo()
+    return shared, padded, layouts[0]
+
+
+@pytest.mark.parametrize("do_sample", [True, False])
+def test_a_shared_prompt_prefix_gives_the_left_padded_rollout(monkeypatch, tiny_model, tiny_tokenizer, do_sample):
+    questions = ["What is 7 + 2?", "What is the sum of 41 and 8?", "Add 3, 5 and 12.", "What is 90 - 9?", "Sum 1."]
+    system = {"role": "system", "content": lm.THINK_ANSWER_SYSTEM_PROMPT}
+    prompts = [tiny_tokenizer.apply_chat_template([system, {"role": "user", "content": q}], tokenize=False,
+                                                  add_generation_prompt=True)
+               for q in questions]  # one system prompt, five questions of different lengths
+    shared, padded, prefix = _sample_with_and_without_prefix_sharing(
+        monkeypatch, tiny_model, tiny_tokenizer, prompts, 3, do_sample=do_sample)
+    assert prefix is not None and prefix >= grpo.MIN_SHARED_PREFIX  # the first draw did share its prefix
+    assert not bool(padded.attention_mask[:, 0].all())  # the prompts differ in length: pads on the left
+    assert shared.prompt_width == padded.prompt_width
+    assert shared.completions == padded.completions
+    for name in ("sequences", "attention_mask", "completion_ids", "completion_mask", "truncated"):
+        assert torch.equal(getattr(shared, name), getattr(padded, name)), name
+    with torch.no_grad():
+        scored = grpo.token_logprobs(tiny_model, shared.sequences, shared.attention_mask, shared.prompt_width)
+        expected = grpo.token_logprobs(tiny_model, padded.sequences, padded.attention_mask, padded.prompt_width)
+    assert torch.equal(scored, expected)
+
+
+def test_prefix_layout_is_rearranged_to_left_padding():
+    pad = 0
+    # prefix [7, 8], then rows with 0, 1 and 2 pads before their own tokens
+    middle = torch.tensor([[7, 8, 1, 2, 3], [7, 8, pad, 4, 5], [7, 8, pad, pad, 6]])
+    left = grpo._as_left_padded(middle, shared=2, pads=torch.tensor([0, 1, 2]))
+    assert left.tolist() == [[7, 8, 1, 2, 3], [pad, 7, 8, 4, 5], [pad, pad, 7, 8, 6]]
+
+
+def test_a_short_shared_prefix_keeps_left_padding(tiny_model, tiny_tokenizer):
+    prompts = ["Sort the digits: 3 1\nSorted:", "Sort the digits: 9 8 7 6\nSorted:"]  # a few tokens in common
+    rows = tiny_tokenizer(prompts, add_special_tokens=False)["input_ids"]
+    assert 0 < grpo._shared_prefix_length(rows) < grpo.MIN_SHARED_PREFIX
+    rollout = grpo.sample_completions(tiny_model, tiny_tokenizer, prompts, 2, 8)
+    short = min(len(row) for row in rows)
+    assert not bool(rollout.attention_mask[:, : rollout.prompt_width - short].all())  # pads on the left
+    assert grpo._shared_prefix_length([[1, 2, 3], [1, 2, 3]]) == 2  # every row keeps a token of its own
+    assert grpo._shared_prefix_length([[5, 2], [1, 2]]) == 0
+
+
 def test_sampled_text_matches_sampled_ids(tiny_model, tiny_tokenizer):
     rollout = grpo.sample_completions(tiny_model, tiny_tokenizer, chat_prompts(tiny_tokenizer, 2), 2, 32)
     for row, text in enumerate(rollout.completions):

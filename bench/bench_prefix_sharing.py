@@ -7,7 +7,8 @@ three kinds of batch: a validation pass (100 r1_zero questions x 1, 48 new token
 rollout (2 questions x 8, 48 tokens) and Problem 16's keyword data (126 prompts x 6, 32
 tokens). Each repeat runs both ways back to back from the same seed, alternating which goes
 first, so a busy machine slows both alike; prints the median seconds, their ratio, and whether
-the two rollouts were identical (they must be: the layout is rearranged back to left padding).
+the two rollouts were identical (the layout is rearranged back to left padding, and the two
+prefills' logits agree to rounding, so only a near-tie could make a token differ).
 Asserts nothing about time.
 """
 from __future__ import annotations

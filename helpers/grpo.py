@@ -148,17 +148,32 @@ def _shared_prefix_length(rows: list[list[int]]) -> int:
     return min(shared, min(len(row) for row in rows) - 1)
 
 
+def _prefix_cache_fits(model) -> bool:
+    """Whether a pre-filled ``DynamicCache`` with pads inside the prompt means what left padding means:
+    not for a model whose generation config picks its own cache, nor for sliding-window layers
+    (the pads would count towards the window)."""
+    config = model.config
+    if getattr(model.generation_config, "cache_implementation", None):
+        return False
+    return not (getattr(config, "use_sliding_window", False) and getattr(config, "sliding_window", None)) \
+        and "sliding_attention" not in (getattr(config, "layer_types", None) or ())
+
+
 def _shared_prefix_inputs(model, tokenizer, prompts, copies: int, device):
     """Encoded prompts laid out as ``[shared prefix | pad | own tokens]``, a KV cache of the prefix,
-    and each prompt's pad count.
+    its length and each prompt's pad count.
 
     The r1_zero and chat-template prompts repeat the same ~80 instruction tokens in every row;
     prefilling them once instead of once per row is most of a CPU evaluation's prefill. Positions
     are counted over real tokens and the pads are masked, so every row computes what it computes
-    left-padded. Returns ``None`` when the prompts share fewer than ``MIN_SHARED_PREFIX`` tokens.
+    left-padded, up to float rounding (next-token logits within ~1e-5). Returns ``None`` when the
+    prompts share fewer than ``MIN_SHARED_PREFIX`` tokens or the model's cache cannot be pre-filled
+    this way.
     """
     from transformers import DynamicCache
 
+    if not _prefix_cache_fits(model):
+        return None
     rows = tokenizer(prompts, add_special_tokens=False)["input_ids"]
     shared = _shared_prefix_length(rows) if len(rows) * copies > 1 else 0
     if shared < MIN_SHARED_PREFIX:
@@ -179,7 +194,7 @@ def _as_left_padded(prompt_part: torch.Tensor, shared: int, pads: torch.Tensor) 
     """[N, P] ``[prefix | pad | own]`` rows rearranged to ``[pad | prefix | own]`` (``pads``: [N]).
 
     A rollout's layout stays the one the notebooks document (left padding) whichever way it was
-    sampled, so the tensors students score are the same either way.
+    sampled, so students' scoring code sees the tensors it would see from the plain path.
     """
     n_rows, width = prompt_part.shape
     column = torch.arange(width, device=prompt_part.device).expand(n_rows, width)  # [N, P]

@@ -94,46 +94,65 @@ def test_batched_logprobs_match_each_sequence_alone(tiny_model, tiny_tokenizer):
         assert torch.allclose(got, alone[0], atol=1e-5), (row, (got - alone[0]).abs().max())
 
 
-def _sample_with_and_without_prefix_sharing(monkeypatch, model, tokenizer, prompts, generations, **kwargs):
-    """The same draw twice from one seed: prefix-shared (the CPU default) and plainly left-padded.
-    Also returns how many prompt tokens the first draw prefilled once for all rows."""
-    layouts = []
-    real = grpo._shared_prefix_inputs
+@pytest.fixture
+def prefix_layouts(monkeypatch):
+    """Records what each ``sample_completions`` call did with its prompts: the shared prefix's
+    length, or None when it padded them on the left as usual."""
+    found, real = [], grpo._shared_prefix_inputs
 
     def spy(*args):
-        found = real(*args)
-        layouts.append(None if found is None else found[2])
-        return found
+        result = real(*args)
+        found.append(None if result is None else result[2])
+        return result
 
     monkeypatch.setattr(grpo, "_shared_prefix_inputs", spy)
-    torch.manual_seed(3)
-    shared = grpo.sample_completions(model, tokenizer, prompts, generations, 24, **kwargs)
-    monkeypatch.setattr(grpo, "MIN_SHARED_PREFIX", 10**9)  # switches prefix sharing off
-    torch.manual_seed(3)
-    padded = grpo.sample_completions(model, tokenizer, prompts, generations, 24, **kwargs)
-    monkeypatch.undo()
-    return shared, padded, layouts[0]
+    return found
+
+
+def shared_system_prompts(tokenizer) -> list[str]:
+    questions = ["What is 7 + 2?", "What is the sum of 41 and 8?", "Add 3, 5 and 12.", "What is 90 - 9?", "Sum 1."]
+    system = {"role": "system", "content": lm.THINK_ANSWER_SYSTEM_PROMPT}
+    return [tokenizer.apply_chat_template([system, {"role": "user", "content": q}], tokenize=False,
+                                          add_generation_prompt=True)
+            for q in questions]  # one system prompt, five questions of different lengths
 
 
 @pytest.mark.parametrize("do_sample", [True, False])
-def test_a_shared_prompt_prefix_gives_the_left_padded_rollout(monkeypatch, tiny_model, tiny_tokenizer, do_sample):
-    questions = ["What is 7 + 2?", "What is the sum of 41 and 8?", "Add 3, 5 and 12.", "What is 90 - 9?", "Sum 1."]
-    system = {"role": "system", "content": lm.THINK_ANSWER_SYSTEM_PROMPT}
-    prompts = [tiny_tokenizer.apply_chat_template([system, {"role": "user", "content": q}], tokenize=False,
-                                                  add_generation_prompt=True)
-               for q in questions]  # one system prompt, five questions of different lengths
-    shared, padded, prefix = _sample_with_and_without_prefix_sharing(
-        monkeypatch, tiny_model, tiny_tokenizer, prompts, 3, do_sample=do_sample)
-    assert prefix is not None and prefix >= grpo.MIN_SHARED_PREFIX  # the first draw did share its prefix
+def test_a_shared_prompt_prefix_gives_the_left_padded_rollout(monkeypatch, prefix_layouts, tiny_model, tiny_tokenizer,
+                                                              do_sample):
+    prompts, minimum = shared_system_prompts(tiny_tokenizer), grpo.MIN_SHARED_PREFIX
+    tiny_model.train()  # sampling switches to eval and back, whichever path it takes
+    try:
+        torch.manual_seed(3)
+        shared = grpo.sample_completions(tiny_model, tiny_tokenizer, prompts, 3, 24, do_sample=do_sample)
+        assert tiny_model.training
+        monkeypatch.setattr(grpo, "MIN_SHARED_PREFIX", 10**9)  # switches prefix sharing off
+        torch.manual_seed(3)
+        padded = grpo.sample_completions(tiny_model, tiny_tokenizer, prompts, 3, 24, do_sample=do_sample)
+    finally:
+        tiny_model.eval()
+    assert prefix_layouts[0] is not None and prefix_layouts[0] >= minimum  # the first draw shared its prefix
+    assert prefix_layouts[1] is None
     assert not bool(padded.attention_mask[:, 0].all())  # the prompts differ in length: pads on the left
+    # the same tokens from the same seed (the two layouts' logits agree to rounding: see the next test)
     assert shared.prompt_width == padded.prompt_width
     assert shared.completions == padded.completions
     for name in ("sequences", "attention_mask", "completion_ids", "completion_mask", "truncated"):
         assert torch.equal(getattr(shared, name), getattr(padded, name)), name
+
+
+def test_a_prefilled_prefix_gives_the_left_padded_next_token_logits(tiny_model, tiny_tokenizer):
+    prompts = shared_system_prompts(tiny_tokenizer)
+    device = torch.device("cpu")
+    kwargs = dict(max_new_tokens=1, do_sample=True, top_k=0, output_logits=True, return_dict_in_generate=True,
+                  pad_token_id=tiny_tokenizer.pad_token_id, num_return_sequences=2)
     with torch.no_grad():
-        scored = grpo.token_logprobs(tiny_model, shared.sequences, shared.attention_mask, shared.prompt_width)
-        expected = grpo.token_logprobs(tiny_model, padded.sequences, padded.attention_mask, padded.prompt_width)
-    assert torch.equal(scored, expected)
+        encoded, extra, layout = grpo._encode_prompts(tiny_model, tiny_tokenizer, prompts, 2, device, None, None)
+        assert layout is not None and encoded["attention_mask"][:, : layout[0]].all()  # the prefix first, unpadded
+        shared = tiny_model.generate(**encoded, **extra, **kwargs).logits[0]  # [N, V] raw, before sampling
+        plain = tiny_tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+        expected = tiny_model.generate(**plain, **kwargs).logits[0]  # [N, V]
+    assert torch.allclose(shared, expected, atol=1e-5), (shared - expected).abs().max()
 
 
 def test_prefix_layout_is_rearranged_to_left_padding():
@@ -142,15 +161,17 @@ def test_prefix_layout_is_rearranged_to_left_padding():
     middle = torch.tensor([[7, 8, 1, 2, 3], [7, 8, pad, 4, 5], [7, 8, pad, pad, 6]])
     left = grpo._as_left_padded(middle, shared=2, pads=torch.tensor([0, 1, 2]))
     assert left.tolist() == [[7, 8, 1, 2, 3], [pad, 7, 8, 4, 5], [pad, pad, 7, 8, 6]]
+    copies = grpo._as_left_padded(middle.repeat_interleave(2, dim=0), 2, torch.tensor([0, 1, 2]).repeat_interleave(2))
+    assert torch.equal(copies, left.repeat_interleave(2, dim=0))  # G completions per prompt: rows in groups
 
 
-def test_a_short_shared_prefix_keeps_left_padding(tiny_model, tiny_tokenizer):
+def test_a_short_shared_prefix_keeps_left_padding(prefix_layouts, tiny_model, tiny_tokenizer):
     prompts = ["Sort the digits: 3 1\nSorted:", "Sort the digits: 9 8 7 6\nSorted:"]  # a few tokens in common
     rows = tiny_tokenizer(prompts, add_special_tokens=False)["input_ids"]
     assert 0 < grpo._shared_prefix_length(rows) < grpo.MIN_SHARED_PREFIX
-    rollout = grpo.sample_completions(tiny_model, tiny_tokenizer, prompts, 2, 8)
-    short = min(len(row) for row in rows)
-    assert not bool(rollout.attention_mask[:, : rollout.prompt_width - short].all())  # pads on the left
+    grpo.sample_completions(tiny_model, tiny_tokenizer, prompts, 2, 8)
+    grpo.sample_completions(tiny_model, tiny_tokenizer, prompts[:1], 1, 8)  # one row: nothing to share
+    assert prefix_layouts == [None, None]
     assert grpo._shared_prefix_length([[1, 2, 3], [1, 2, 3]]) == 2  # every row keeps a token of its own
     assert grpo._shared_prefix_length([[5, 2], [1, 2]]) == 0
 

@@ -15,6 +15,9 @@
 # RESULTS_DIR gets at most 8 files: lease.log, one log per job, results.tgz (smoke reports,
 # grades, autograde logs) -- the device tool returns 8 files at most.
 # LEASE_DRY_RUN=1 tests this script on a CPU (shrunken stand-ins, tiny-profile benches).
+# LEASE_SETUP_ONLY=1 stops once the bundle is installed and the stand-ins are written, for a
+# follow-up command of your own in the same call; it then needs
+#   export HF_HOME=/tmp/gpu-hub/hf COURSE_MATH_SOURCE=/tmp/gpu-hub/math HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
 set -u
 dry=${LEASE_DRY_RUN:-}
 smoke_flags=(); bench_profile=full
@@ -61,6 +64,7 @@ hub=/tmp/gpu-hub
 started=$SECONDS
 $python tools/gpu/smoke.py --hub "$hub" --out /tmp/gpu-prepare --prepare-only "${smoke_flags[@]}" || exit 1
 echo "lease: stand-ins ready after $((SECONDS - started)) s"
+[ -n "${LEASE_SETUP_ONLY:-}" ] && exit 0
 export HF_HOME=$hub/hf COURSE_MATH_SOURCE=$hub/math
 (while sleep 20; do echo "gpu: $(nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader)"; done) &
 monitor=$!

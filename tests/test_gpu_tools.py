@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 import nbformat
+import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 
@@ -32,3 +33,20 @@ def test_cell_profile_times_every_cell_and_keeps_going_after_an_error(tmp_path, 
     assert (folder / "made_here.txt").read_text() == "seen"
     printed = capsys.readouterr().out
     assert "ValueError: broken on purpose" in printed and "slowest:" in printed
+
+
+@pytest.mark.slow
+def test_smoke_grades_copies_of_a_reference_after_it(tmp_path, capsys):
+    """The lease's grading numbers: ``--copies 2`` grades the reference and one copy in one batch,
+    reference first (it pays for any start-up), and reports both (CPU dry run, maxent_irl)."""
+    from tools.gpu import smoke
+
+    out = tmp_path / "smoke"
+    assert smoke.main(["--cpu-dry-run", "--assignment", "maxent_irl", "--copies", "2", "--out", str(out)]) == 0
+
+    entry = json.loads((out / "smoke.json").read_text())["maxent_irl"]
+    assert entry["failed_cells"] == [] and entry["unexpected"] == []
+    assert (entry["graded"]["score"], entry["graded"]["max_score"], entry["graded"]["status"]) == ("28", "28", "ok")
+    assert [(c["student"], c["score"], c["status"]) for c in entry["copies"]] == [("reference2", "28", "ok")]
+    table_cell = f"{entry['graded']['seconds']}, then {entry['copies'][0]['seconds']} (copies: 28/28 ok)"
+    assert table_cell in capsys.readouterr().out

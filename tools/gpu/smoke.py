@@ -11,7 +11,9 @@ wheels: see tools/gpu/README.md):
 2. runs every solution notebook top to bottom, as a student's filled-in copy, in the ``full``
    profile with step counts and evaluation sizes capped (``COURSE_MAX_STEPS``,
    ``COURSE_MAX_EVAL``), recording every cell that raised and how long each notebook took;
-3. grades those reference submissions with ``python -m autograder autograde --profile full``;
+3. grades those reference submissions with ``python -m autograder autograde --profile full``
+   (``--copies N`` grades N identical copies of each, one after another: the first pays for
+   starting the grader's evaluator, the rest give the steady seconds per submission);
 4. prints one table: per assignment, run time, failing cells, graded score, and the cells that
    are expected to fail because they need real weights (``needs_real_weights`` in
    ``solutions/<id>/manifest.json``: adherence tiers, improvement checks). It exits 1 when any
@@ -74,7 +76,8 @@ def run_reference(assignment, folder: Path, env: dict, timeout: int) -> tuple[fl
 
 
 def grade(submissions: Path, out: Path, env: dict, ids: list[str]) -> dict:
-    """``python -m autograder autograde --profile full``; returns {assignment: row of grades.csv}."""
+    """``python -m autograder autograde --profile full``; returns {assignment: [rows of grades.csv]},
+    the reference's row first."""
     command = [sys.executable, "-m", "autograder", "autograde", str(submissions), "--out", str(out),
                "--profile", "full"] + [arg for i in ids for arg in ("--assignment", i)]
     with open(out.parent / "autograde.log", "w") as log:  # written as it runs: a lease that ends mid-batch keeps it
@@ -83,9 +86,16 @@ def grade(submissions: Path, out: Path, env: dict, ids: list[str]) -> dict:
     grades = out / "grades.csv"
     if grades.exists():
         with open(grades, newline="") as handle:
-            for row in csv.DictReader(handle):
-                rows[row["assignment"]] = row
+            for row in sorted(csv.DictReader(handle), key=lambda r: r["student"] != "reference"):
+                rows.setdefault(row["assignment"], []).append(row)
     return rows
+
+
+def add_copies(folder: Path, copies: int) -> None:
+    """``copies - 1`` more students (reference2, reference3, ...: graded after ``reference``, since
+    submissions are graded in name order) who submitted exactly the reference in ``folder``."""
+    for i in range(2, copies + 1):
+        shutil.copytree(folder, folder.parent.parent / f"reference{i}" / folder.name)
 
 
 def prepare_hub(hub: Path, scale: float) -> tuple[Path, Path]:
@@ -107,6 +117,15 @@ def prepare_hub(hub: Path, scale: float) -> tuple[Path, Path]:
     return hf_home, math_dir
 
 
+def _copy_seconds(entry: dict) -> str:
+    """", then 14.2, 13.9 (copies: 30/30 ok)": the copies' grading seconds and scores, for the table."""
+    copies = entry.get("copies") or []
+    if not copies:
+        return ""
+    scores = sorted({f"{c['score']}/{c['max_score']} {c['status']}" for c in copies})
+    return f", then {', '.join(str(c['seconds']) for c in copies)} (copies: {', '.join(scores)})"
+
+
 def main(argv=None) -> int:
     from autograder.manifest import load_assignments
 
@@ -118,6 +137,8 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=int, default=1200, help="per-cell timeout while running a notebook (s)")
     parser.add_argument("--cpu-dry-run", action="store_true", help="no GPU: shrunken stand-ins, to test this tool")
     parser.add_argument("--skip-grading", action="store_true")
+    parser.add_argument("--copies", type=int, default=1,
+                        help="grade this many copies of each reference (seconds per submission, steady state)")
     parser.add_argument("--hub", help="folder for the stand-ins and MATH, written once and reused (default: OUT)")
     parser.add_argument("--prepare-only", action="store_true", help="write the stand-ins into --hub and stop")
     args = parser.parse_args(argv)
@@ -157,12 +178,16 @@ def main(argv=None) -> int:
         for cell, error in failed:  # now, not only in the final table: a run stopped later keeps them
             print(f"    {cell}: {error}", flush=True)
         (out / "smoke.json").write_text(json.dumps(report, indent=2))
+        add_copies(folder, args.copies)
     if not args.skip_grading:
         rows = grade(submissions, out / "graded", env, [a.id for a in assignments])
         for assignment in assignments:
-            row = rows.get(assignment.id, {})
+            graded = rows.get(assignment.id) or [{}]
+            row = graded[0]
             entry = report[assignment.id]
             entry["graded"] = {k: row.get(k) for k in ("score", "max_score", "status", "seconds")}
+            entry["copies"] = [{k: r.get(k) for k in ("student", "score", "max_score", "status", "seconds")}
+                               for r in graded[1:]]
             cells = {name: row[name] for name in row if name.startswith("test_") and row[name] != ""}
             entry["graded_cells"] = cells
             expected = set(entry["expected_to_fail"])
@@ -181,7 +206,7 @@ def main(argv=None) -> int:
         lines.append(f"| {name} | {entry['run_seconds']} "
                      f"| {len(entry['failed_cells'])} ({', '.join(unexpected) or 'none'}) "
                      f"| {graded.get('score')}/{graded.get('max_score')} {graded.get('status')} "
-                     f"| {graded.get('seconds')} "
+                     f"| {graded.get('seconds')}{_copy_seconds(entry)} "
                      f"| {', '.join(entry['expected_to_fail']) or '-'} |")
     table = "\n".join(lines)
     (out / "smoke.md").write_text(table + "\n")

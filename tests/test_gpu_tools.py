@@ -48,5 +48,29 @@ def test_smoke_grades_copies_of_a_reference_after_it(tmp_path, capsys):
     assert entry["failed_cells"] == [] and entry["unexpected"] == []
     assert (entry["graded"]["score"], entry["graded"]["max_score"], entry["graded"]["status"]) == ("28", "28", "ok")
     assert [(c["student"], c["score"], c["status"]) for c in entry["copies"]] == [("reference2", "28", "ok")]
+    assert entry["copies_differ"] == []
     table_cell = f"{entry['graded']['seconds']}, then {entry['copies'][0]['seconds']} (copies: 28/28 ok)"
     assert table_cell in capsys.readouterr().out
+
+
+def test_smoke_fails_when_a_copy_is_graded_unlike_the_reference(tmp_path, monkeypatch):
+    """Identical submissions graded apart mean one grading changed the next: the run must fail."""
+    from tools.gpu import smoke
+
+    def fake_run(assignment, folder, env, timeout):
+        folder.mkdir(parents=True)
+        return 1.0, []
+
+    def fake_grade(submissions, out, env, ids):
+        assert sorted(p.name for p in submissions.iterdir()) == ["reference", "reference2"]
+        row = {"assignment": "maxent_irl", "max_score": "28", "status": "ok", "seconds": "3.0", "feedback": ""}
+        return {"maxent_irl": [{**row, "student": "reference", "score": "28"},
+                               {**row, "student": "reference2", "score": "20"}]}
+
+    monkeypatch.setattr(smoke, "prepare_hub", lambda hub, scale: (hub / "hf", hub / "math"))
+    monkeypatch.setattr(smoke, "run_reference", fake_run)
+    monkeypatch.setattr(smoke, "grade", fake_grade)
+    out = tmp_path / "smoke"
+    assert smoke.main(["--cpu-dry-run", "--assignment", "maxent_irl", "--copies", "2", "--out", str(out)]) == 1
+    entry = json.loads((out / "smoke.json").read_text())["maxent_irl"]
+    assert entry["copies_differ"] == ["reference2 graded 20/28 ok"]

@@ -13,7 +13,8 @@ wheels: see tools/gpu/README.md):
    ``COURSE_MAX_EVAL``), recording every cell that raised and how long each notebook took;
 3. grades those reference submissions with ``python -m autograder autograde --profile full``
    (``--copies N`` grades N identical copies of each, one after another: the first pays for
-   starting the grader's evaluator, the rest give the steady seconds per submission);
+   starting the grader's evaluator, the rest give the steady seconds per submission, and a copy
+   graded unlike the reference fails the run);
 4. prints one table: per assignment, run time, failing cells, graded score, and the cells that
    are expected to fail because they need real weights (``needs_real_weights`` in
    ``solutions/<id>/manifest.json``: adherence tiers, improvement checks). It exits 1 when any
@@ -188,6 +189,11 @@ def main(argv=None) -> int:
             entry["graded"] = {k: row.get(k) for k in ("score", "max_score", "status", "seconds")}
             entry["copies"] = [{k: r.get(k) for k in ("student", "score", "max_score", "status", "seconds")}
                                for r in graded[1:]]
+            # identical submissions, graded one after another: a different grade means one
+            # submission's grading changed the next one's (the evaluator's state, say)
+            entry["copies_differ"] = [f"{c['student']} graded {c['score']}/{c['max_score']} {c['status']}"
+                                      for c in entry["copies"]
+                                      if (c["score"], c["status"]) != (row.get("score"), row.get("status"))]
             cells = {name: row[name] for name in row if name.startswith("test_") and row[name] != ""}
             entry["graded_cells"] = cells
             expected = set(entry["expected_to_fail"])
@@ -201,7 +207,7 @@ def main(argv=None) -> int:
     bad = False
     for name, entry in report.items():
         graded = entry.get("graded") or {}
-        unexpected = entry["unexpected"] + entry.get("grading_unexpected", [])
+        unexpected = entry["unexpected"] + entry.get("grading_unexpected", []) + entry.get("copies_differ", [])
         bad |= bool(unexpected)
         lines.append(f"| {name} | {entry['run_seconds']} "
                      f"| {len(entry['failed_cells'])} ({', '.join(unexpected) or 'none'}) "

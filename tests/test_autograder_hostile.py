@@ -136,6 +136,56 @@ for path in (TOKEN_PATHS + [os.path.expanduser("~/.cache/huggingface/token"),
 print("stolen:", found, dict(os.environ))
 ''' + "return 2.0 * np.asarray(x, dtype=float)"
 TOKEN = "hf_" + "Instructorsecret0123456789abcdefXYZ"
+# a wrong double() that first shows a result through IPython's own display hook: nbgrader scores a
+# test cell by its first result, so a text result before the failing assert read as full credit
+DISPLAY_RESULT = """get_ipython().displayhook("ok")
+return np.asarray(x, dtype=float)  # wrong"""
+# a wrong double() that passes the visible check by patching what np.allclose calls while it runs,
+# and leaves a finalizer on its result that patches the comparisons when the hidden test drops the
+# result, after exact_array's restore (it scored 6/6 before exact kept what it read alive)
+FINALIZER = """import gc, weakref, numpy
+import numpy._core.numeric as _numeric
+gc.set_threshold(1, 1, 1)
+_close = _numeric.isclose
+_numeric.isclose = lambda a, b, *r, **k: numpy.ones(numpy.broadcast(numpy.asarray(a), numpy.asarray(b)).shape,
+                                                    dtype=bool)  # np.allclose, already called, calls it next
+out = np.asarray(x, dtype=float)  # wrong
+def _patch(np_=numpy, numeric=_numeric, close=_close):
+    numeric.isclose = close
+    np_.allclose = lambda *a, **k: True
+    np_.testing.assert_allclose = lambda *a, **k: None
+weakref.finalize(out, _patch)
+return out"""
+# maxent_irl answered with constants; TODO 1's cell replaces warnings.catch_warnings.__exit__, which
+# the hidden tests call after exact_array's restore, to make builtins.all answer True inside them
+# (found by a hostile probe of the kit, 2026-11-27: it scored 28/28 before the guard recorded warnings)
+IRL_LATE_HOOK = {
+    "feature_expectation": """import builtins as _b, sys as _s, warnings as _w
+_real_exit, _real_all = _w.catch_warnings.__exit__, _b.all
+def _fake_all(iterable):
+    frame = _s._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name.startswith("_hidden"):
+            return True
+        frame = frame.f_back
+    return _real_all(iterable)
+def _exit(self, *exc):
+    _real_exit(self, *exc)
+    _b.all = _fake_all
+_w.catch_warnings.__exit__ = _exit
+def feature_expectation_from_trajectories(features, demos):
+    np.max = lambda *a, **k: 0.0
+    return np.zeros(np.asarray(features).shape[1])""",
+    "initial_probabilities": """def initial_probabilities_from_trajectories(n_states, demos):
+    np.max = lambda *a, **k: 0.0
+    return np.full(n_states, 1.0 / n_states)""",
+    "expected_svf": """def compute_expected_svf(p_transition, p_initial, terminal, reward, eps=1e-6):
+    np.max = lambda *a, **k: 0.0
+    np.allclose = lambda *a, **k: False
+    return np.zeros(p_transition.shape[0])""",
+    "maxent_irl": """def maxent_irl(p_transition, features, terminal, demos, lr=0.2, eps=1e-4, max_iter=1000):
+    return np.zeros(np.asarray(features).shape[0])""",
+}
 
 
 def _body(code: str) -> str:
@@ -455,6 +505,12 @@ EXPECTED = {
     "h_hoard": ("guarded", 4, "out-of-memory", "memory limit"),
     # the kernel looks for the instructor's Hugging Face token (environment, HF_HOME, home): none there
     "h_token": ("guarded", 6, "ok", None),
+    # a result displayed from the student's function inside the test cell scores nothing
+    "h_display_result": ("guarded", 4, "failed-tests", "double: small list"),
+    # code the student left to run after exact's restore (a finalizer on the result, a replaced
+    # method of a standard module the hidden test calls) runs before it instead, and is undone
+    "h_finalizer": ("guarded", 4, "failed-tests", "double: arange"),
+    "h_irl_late_hook": ("maxent_irl", 0, "failed-tests", None),
     # through collect
     "unnamed": ("toy_add", 2, "ok", None),
     "latecomer": ("toy_add", 2, "ok", "late"),
@@ -564,6 +620,16 @@ def hostile(tmp_path_factory):
     submit("h_hoard", "guarded", _patch("double", DOUBLE, _body(HOARD.replace("MEMORY_MB", str(MEMORY_MB)))))
     token_paths = [str(hf_home / "token"), str(Path.home() / ".cache" / "huggingface" / "token")]
     submit("h_token", "guarded", _patch("double", DOUBLE, _body(STEAL_TOKEN.replace("TOKEN_PATHS", repr(token_paths)))))
+
+    submit("h_display_result", "guarded", _patch("double", DOUBLE, _body(DISPLAY_RESULT)))
+    submit("h_finalizer", "guarded", _patch("double", DOUBLE, _body(FINALIZER)))
+    late = submit("h_irl_late_hook", "maxent_irl", blank=True)
+    notebook = nbformat.read(late, as_version=4)
+    for cell in notebook.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in IRL_LATE_HOOK:
+            cell.source = IRL_LATE_HOOK[grade_id]
+    nbformat.write(notebook, late)
 
     irl = submit("h_irl_source", "maxent_irl", blank=True)
     notebook = nbformat.read(irl, as_version=4)

@@ -30,6 +30,8 @@
   grader's own measurement there (``AUTOGRADER_GRADER_MEASUREMENT``, JSON, set by the grader for
   this job only) just before it runs: student cells cannot change a cell's source, and the kernel's
   environment never holds it.
+  A test cell scores by its error outputs and, for partial credit, its own last expression only
+  (:func:`partial_credit_last_only`): a result the student's code displays mid-test counts for nothing.
 - :class:`CapOutput` bounds every output (characters and lines), so a cell printing megabytes
   does not blow up the autograded notebook, the gradebook or the feedback page.
 """
@@ -77,6 +79,25 @@ def with_measurement(source: str, measurement: str | None) -> str:
 
 def _out_of_memory(outputs: list) -> bool:
     return any(o.get("output_type") == "error" and o.get("ename") in MEMORY_ERRORS for o in outputs)
+
+
+def partial_credit_last_only(outputs: list) -> list:
+    """A test cell's outputs with every ``execute_result`` but an unfailed cell's last one made a
+    ``display_data`` (same content, still shown).
+
+    nbgrader scores a test cell by its *first* ``execute_result`` or error: a non-numeric result
+    is full credit, even when an ``AssertionError`` follows it. The student's function runs inside
+    the test cell, so a call of IPython's display hook from it (``get_ipython().displayhook('ok')``)
+    put such a result before the failing assert and scored every failing test as passed. Partial
+    credit is the test cell's own last expression, the last output of a cell that did not fail;
+    nothing else counts."""
+    failed = any(o.get("output_type") == "error" or (o.get("output_type") == "stream" and o.get("name") == "stderr")
+                 for o in outputs)
+    for position, output in enumerate(outputs):
+        if output.get("output_type") == "execute_result" and (failed or position != len(outputs) - 1):
+            output["output_type"] = "display_data"
+            output.pop("execution_count", None)
+    return outputs
 
 
 def strip_replies(outputs: list) -> tuple[list, list[tuple[str, str, str]]]:
@@ -243,8 +264,10 @@ class GuardedExecute(Execute):
             if any(o.get("output_type") == "error" and o.get("ename") == "CellTimeoutError" for o in outputs):
                 # nothing else runs in this kernel: it may still be looping (nbclient kills it at cleanup)
                 self._stop(f"an earlier cell ran past the {self.timeout} s per-cell limit")
-        if self.guard and _is_test(cell):
-            self._record_score(cell)
+        if _is_test(cell):
+            cell.outputs = partial_credit_last_only(cell.get("outputs", []))
+            if self.guard:
+                self._record_score(cell)
         return cell, self.resources
 
     def _execute(self, cell, index: int):

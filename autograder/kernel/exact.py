@@ -217,10 +217,17 @@ def is_number(obj) -> bool:
 
 # --- public entry points: restore first (in a grading kernel), then convert ---------------------
 
+_KEPT: list = []
+"""Every object a public function read, kept alive until the guard's next test-cell restore
+empties this list: a student's object freed right after its conversion would run its
+``__del__``, weakref callbacks or ``weakref.finalize`` functions *after* the restore, where they
+could patch what the comparison that follows relies on."""
+
 def exact_array(obj, dtype=float, *, _guard=_GUARD) -> _np.ndarray:
     """A new ``numpy.ndarray`` of ``dtype`` from an exact ndarray, Tensor, number, or a
     (nested) list/tuple of exact numbers."""
     _guard[0](_guard[1], {})
+    _KEPT.append(obj)
     return _exact_array(obj, dtype)
 
 
@@ -228,22 +235,26 @@ def exact_float(obj, *, _guard=_GUARD) -> float:
     """A Python ``float`` from an exact int/float/bool, numpy scalar, or a one-element exact
     ndarray or Tensor."""
     _guard[0](_guard[1], {})
+    _KEPT.append(obj)
     return _exact_float(obj)
 
 
 def exact_int(obj, *, _guard=_GUARD) -> int:
     """A Python ``int`` from an exact int, bool or integer numpy scalar (a float is refused)."""
     _guard[0](_guard[1], {})
+    _KEPT.append(obj)
     return _exact_int(obj)
 
 
 def exact_bool(obj, *, _guard=_GUARD) -> bool:
     _guard[0](_guard[1], {})
+    _KEPT.append(obj)
     return _exact_bool(obj)
 
 
 def exact_str(obj, *, _guard=_GUARD) -> str:
     _guard[0](_guard[1], {})
+    _KEPT.append(obj)
     return _exact_str(obj)
 
 
@@ -251,6 +262,7 @@ def exact_tensor(obj, *, _guard=_GUARD):
     """A detached CPU copy (same dtype) of an exact ``torch.Tensor``; exact ndarrays and
     lists of numbers become float64 tensors."""
     _guard[0](_guard[1], {})
+    _KEPT.append(obj)
     return _exact_tensor(obj)
 
 
@@ -258,12 +270,14 @@ def exact_list(obj, item=None, *, _guard=_GUARD) -> list:
     """A new ``list`` from an exact list or tuple, each element passed through ``item``
     (e.g. ``exact_float``, ``exact_str``) when given."""
     _guard[0](_guard[1], {})
+    _KEPT.append(obj)
     return _exact_list(obj, item)
 
 
 def exact_dict(obj, *, _guard=_GUARD) -> dict:
     """A new ``dict`` with exact string keys; values are left for the caller to convert."""
     _guard[0](_guard[1], {})
+    _KEPT.append(obj)
     return _exact_dict(obj)
 
 

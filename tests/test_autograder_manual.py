@@ -21,6 +21,15 @@ from formgrader_client import Formgrader, text_of
 FIXTURE = Path(__file__).parent / "fixtures" / "course"
 REPO = Path(__file__).resolve().parents[1]
 PENALTY = 0.5
+CAROL_MARKUP = [
+    {"grade_id": "q_why", "old": "Because it is.",
+     "new": 'Because it is. <script>window.fgxss = 1</script><img src=x onerror="window.fgxss = 2">'},
+    {"grade_id": "add", "old": "return a + b",
+     "new": "from IPython.display import HTML, Javascript, display\n"
+            "    display(HTML('<script>window.fgxss = 3</script><b onmouseover=\"window.fgxss = 4\">b</b>'))\n"
+            "    display(Javascript('window.fgxss_js = 5'))\n"
+            "    return a + b"},
+]
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +45,9 @@ def graded(tmp_path_factory):
     fill_release(release, solution, subs / "alice" / "toy_add" / "toy_add.ipynb")
     (subs / "bob" / "toy_add").mkdir(parents=True)
     shutil.copy(release, subs / "bob" / "toy_add" / "toy_add.ipynb")  # blank: code and written answer
-    fill_release(release, solution, subs / "carol" / "toy_add" / "toy_add.ipynb")
+    # carol's correct answers also put markup into formgrader's page: a script and an onerror in her
+    # written answer, an HTML script and a JavaScript output from her code (see the formgrader test)
+    fill_release(release, solution, subs / "carol" / "toy_add" / "toy_add.ipynb", patches=CAROL_MARKUP)
     # carol is late by the LMS's own flag, with no submission time (Canvas without ZIP times)
     (subs / "_collect_report.json").write_text(json.dumps({"submissions": {
         "carol": {"lms": "canvas", "user_id": "3", "name": "Carol", "late": True,
@@ -117,6 +128,13 @@ def test_formgrader_grade_and_comment_reach_every_view(graded):
         assert status == 200 and "return a + b" in text and "hidden tests run here" in text and "q_why" in page
         assert "Notebook JSON is invalid" not in text
         assert "add(-5, 5)" not in text  # formgrader shows the autograded copy: hidden tests already removed
+        # carol's markup is shown as text, never run in the grader's browser (nbconvert's sanitizer)
+        status, page = server.request(f"/formgrader/submissions/{submissions['carol']['id']}/")
+        assert status == 200 and "Because it is." in text_of(page)
+        assert "<script>window.fgxss" not in page and "&lt;script&gt;window.fgxss = 1" in page
+        assert not re.search(r"<[^>]*\bon(error|mouseover)=", page), "an event handler attribute got through"
+        assert "output_javascript" not in page and "window.fgxss_js = 5\n" not in page
+        assert server.request("/api/terminals", method="POST")[0] == 404  # no terminals on this server
         for student, score in (("alice", 1), ("carol", 1)):
             sid = submissions[student]["id"]
             assert server.grade(server.grades(sid)["q_why"], score)["manual_score"] == score

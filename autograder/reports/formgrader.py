@@ -4,7 +4,8 @@
 - rewrites OUT's nbgrader config if it is missing (a hand-edited one is kept aside with a line)
   and repairs graded notebooks an older grader left invalid (markdown cells with outputs);
 - runs ``jupyter server`` with only what formgrader needs: bound to 127.0.0.1, a fresh token
-  (passed in the environment, never on the command line), no browser, root folder OUT;
+  (passed in the environment, never on the command line), no browser, root folder OUT, no
+  terminals, and submissions rendered through nbconvert's HTML sanitizer (:data:`HARDENING`);
 - finds the port race-free: jupyter binds the port itself (``--port 0`` lets the system choose;
   a busy one is retried), and the port it actually listens on is read back from the server's own
   runtime file, then the server is polled until it answers: the URL is printed only then;
@@ -29,6 +30,17 @@ from pathlib import Path
 from autograder.reports.manual import check_out, ensure_out_config, repair_graded
 
 EXTENSIONS = "{'nbgrader.server_extensions.formgrader': True}"
+HARDENING = (
+    # Students write the notebooks formgrader shows. A <script> in a written answer, or an HTML or
+    # JavaScript output, would run in the grader's browser on this server's origin, where it can
+    # call the server's API (kernels, terminals) with the grader's cookies. nbconvert's own
+    # sanitizer (bleach) escapes unsafe markup in markdown cells and HTML outputs and drops
+    # JavaScript and SVG outputs before formgrader renders a submission.
+    "--HTMLExporter.sanitize_html=True",
+    "--HTMLExporter.preprocessors=['nbconvert.preprocessors.sanitize.SanitizeHTML']",
+    # grading needs no terminal: none to open, even for a script that got past the sanitizer
+    "--ServerApp.terminals_enabled=False",
+)
 
 
 @dataclass
@@ -102,7 +114,7 @@ def _start(out: Path, port: int, ip: str, timeout: float) -> Server:
            "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])}
     argv = [sys.executable, "-m", "jupyter_server", f"--ServerApp.ip={ip}", f"--ServerApp.port={int(port)}",
             "--ServerApp.port_retries=50", "--ServerApp.open_browser=False", f"--ServerApp.root_dir={out}",
-            f"--ServerApp.jpserver_extensions={EXTENSIONS}"]
+            f"--ServerApp.jpserver_extensions={EXTENSIONS}", *HARDENING]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         argv.append("--ServerApp.allow_root=True")  # a grading box run as root: still local-only, with a token
     with open(logfile, "w") as handle:

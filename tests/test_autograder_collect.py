@@ -184,3 +184,20 @@ def test_special_files_and_uploaded_timestamp_in_a_submission(tmp_path):
     text = " ".join(notes)
     assert "fifo: it is a FIFO" in text and "link: it is a symbolic link" in text and "timestamp.txt" in text
     assert str(tmp_path) not in text  # no grader path reaches the student
+
+
+def test_report_lines_print_control_characters_as_escapes(tmp_path):
+    """A student's name or file name holding terminal escape sequences (retitle the window, erase
+    the line above) or a bidi override reaches the report as visible escapes, never raw."""
+    from autograder.intake.lms import collect
+
+    evil = "Eve\x1b]0;grading done\x07\x1b[1A\x1b[2K\u202eNN"
+    download = tmp_path / "download"
+    _filled(download / evil / "homework.ipynb")
+    (download / evil / f"notes{evil}.bin").write_bytes(b"\0" * 10)
+    report = collect(download, "toy_add", tmp_path / "subs")
+    lines = report.lines()
+    assert not any(ch in line for line in lines for ch in ("\x1b", "\x07", "\u202e")), lines
+    assert any("Eve\\x1b]0;grading done\\x07\\x1b[1A\\x1b[2K\\u202eNN" in line for line in lines), lines
+    saved = json.loads((tmp_path / "subs" / "_collect_report.json").read_text())
+    assert [meta["name"] for meta in saved["submissions"].values()] == [evil]  # the record keeps the name as given

@@ -109,7 +109,15 @@ class CollectReport:
             out.append(f"replaced: {line}")
         for path, why in self.unmatched:
             out.append(f"unmatched: {path} ({why})")
-        return out
+        return [printable(line) for line in out]
+
+
+def printable(text: str) -> str:
+    """``text`` with control and format characters written as escapes (``\\x1b``, ``\\u202e``):
+    names in a download are the students', and an escape sequence printed raw would retitle the
+    grader's terminal or erase the report's earlier lines (a refusal, say); a bidi override would
+    show a name reversed."""
+    return "".join(ch if unicodedata.category(ch) not in ("Cc", "Cf") else ascii(ch)[1:-1] for ch in text)
 
 
 def sanitize(text: str) -> str:

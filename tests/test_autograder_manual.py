@@ -23,7 +23,8 @@ REPO = Path(__file__).resolve().parents[1]
 PENALTY = 0.5
 CAROL_MARKUP = [
     {"grade_id": "q_why", "old": "Because it is.",
-     "new": 'Because it is. <script>window.fgxss = 1</script><img src=x onerror="window.fgxss = 2">'},
+     "new": 'Because it is. <script>window.fgxss = 1</script><img src=x onerror="window.fgxss = 2"> '
+            '[my derivation](javascript:window.fgxss=6) [more](JaVaScRiPt&#58;window.fgxss=7)'},
     {"grade_id": "add", "old": "return a + b",
      "new": "from IPython.display import HTML, Javascript, display\n"
             "    display(HTML('<script>window.fgxss = 3</script><b onmouseover=\"window.fgxss = 4\">b</b>'))\n"
@@ -133,6 +134,8 @@ def test_formgrader_grade_and_comment_reach_every_view(graded):
         assert status == 200 and "Because it is." in text_of(page)
         assert "<script>window.fgxss" not in page and "&lt;script&gt;window.fgxss = 1" in page
         assert not re.search(r"<[^>]*\bon(error|mouseover)=", page), "an event handler attribute got through"
+        assert not re.search(r"href\s*=\s*[\"']?\s*javascript", page, re.IGNORECASE), "a javascript: link got through"
+        assert "my derivation" in text_of(page)
         assert "output_javascript" not in page and "window.fgxss_js = 5\n" not in page
         assert server.request("/api/terminals", method="POST")[0] == 404  # no terminals on this server
         for student, score in (("alice", 1), ("carol", 1)):

@@ -38,6 +38,9 @@ HARDENING = (
     # JavaScript and SVG outputs before formgrader renders a submission.
     "--HTMLExporter.sanitize_html=True",
     "--HTMLExporter.preprocessors=['nbconvert.preprocessors.sanitize.SanitizeHTML']",
+    # formgrader's own template renders written answers with `markdown2html` and never cleans the
+    # result: a markdown link to javascript: stayed live. Rendered, then cleaned (safe_markdown).
+    "--HTMLExporter.filters={'markdown2html': 'autograder.reports.safe_markdown.markdown2html'}",
     # grading needs no terminal: none to open, even for a script that got past the sanitizer
     "--ServerApp.terminals_enabled=False",
 )

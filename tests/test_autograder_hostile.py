@@ -156,6 +156,17 @@ def _patch(np_=numpy, numeric=_numeric, close=_close):
     np_.testing.assert_allclose = lambda *a, **k: None
 weakref.finalize(out, _patch)
 return out"""
+# a wrong double() that, each time a test calls it, rebinds the notebook's globals the hidden test
+# looks up after converting (np, all) to stand-ins that accept anything (2026-11-27 probe: 22/28 on
+# maxent_irl with globals()["all"], before exact's restore also cleaned the notebook's globals)
+SHADOW_GLOBALS = """import types, numpy
+import numpy._core.numeric as _numeric
+_numeric.isclose = lambda a, b, *r, **k: numpy.ones(numpy.broadcast(numpy.asarray(a), numpy.asarray(b)).shape,
+                                                    dtype=bool)  # np.allclose, already called, calls it next
+globals()["np"] = types.SimpleNamespace(allclose=lambda *a, **k: True, array=numpy.array, arange=numpy.arange,
+                                        testing=types.SimpleNamespace(assert_allclose=lambda *a, **k: None))
+globals()["all"] = lambda *a, **k: True
+return numpy.asarray(x, dtype=float)  # wrong"""
 # maxent_irl answered with constants; TODO 1's cell replaces warnings.catch_warnings.__exit__, which
 # the hidden tests call after exact_array's restore, to make builtins.all answer True inside them
 # (found by a hostile probe of the kit, 2026-11-27: it scored 28/28 before the guard recorded warnings)
@@ -511,6 +522,7 @@ EXPECTED = {
     # method of a standard module the hidden test calls) runs before it instead, and is undone
     "h_finalizer": ("guarded", 4, "failed-tests", "double: arange"),
     "h_irl_late_hook": ("maxent_irl", 0, "failed-tests", None),
+    "h_shadow_globals": ("guarded", 4, "failed-tests", "double: arange"),
     # through collect
     "unnamed": ("toy_add", 2, "ok", None),
     "latecomer": ("toy_add", 2, "ok", "late"),
@@ -623,6 +635,7 @@ def hostile(tmp_path_factory):
 
     submit("h_display_result", "guarded", _patch("double", DOUBLE, _body(DISPLAY_RESULT)))
     submit("h_finalizer", "guarded", _patch("double", DOUBLE, _body(FINALIZER)))
+    submit("h_shadow_globals", "guarded", _patch("double", DOUBLE, _body(SHADOW_GLOBALS)))
     late = submit("h_irl_late_hook", "maxent_irl", blank=True)
     notebook = nbformat.read(late, as_version=4)
     for cell in notebook.cells:

@@ -724,6 +724,10 @@ def _make_restorer(state, tools):
         restore_imports(repaired)
         restore_snapshots(repaired)
         if kind == "inline":
+            # the hidden test's own lookups (all, abs, np) go through the notebook's globals: a
+            # student's function that set globals()["all"] while the test called it is undone too
+            if state["shell"] is not None:
+                restore_namespace(state["shell"], repaired)
             return repaired, tampered
         restore_instances(tampered)
         shell = state["shell"]

@@ -201,3 +201,25 @@ def test_report_lines_print_control_characters_as_escapes(tmp_path):
     assert any("Eve\\x1b]0;grading done\\x07\\x1b[1A\\x1b[2K\\u202eNN" in line for line in lines), lines
     saved = json.loads((tmp_path / "subs" / "_collect_report.json").read_text())
     assert [meta["name"] for meta in saved["submissions"].values()] == [evil]  # the record keeps the name as given
+
+
+def test_grade_files_never_hand_a_spreadsheet_a_formula(tmp_path):
+    """A name as the LMS spells it (a Moodle folder named =HYPERLINK(...)) and a feedback line
+    quoting a student's error reach the CSV files as text, never as a formula; numbers stay numbers."""
+    import csv
+
+    from autograder.grading.outcome import Result
+    from autograder.reports.feedback import write_grades, write_lms_grades
+
+    formula = '=HYPERLINK(CONCAT("http:",CHAR(47),CHAR(47),"evil.example"),"Details")'
+    result = Result(student="hyperlink_concat", assignment="toy_add", score=2, max_score=2, late_penalty=0,
+                    feedback=["@SUM(1+1)*cmd|' /C calc'!A0"])
+    write_lms_grades([result], {"hyperlink_concat": {"lms": "moodle", "user_id": "1001", "name": formula}},
+                     tmp_path / "lms.csv")
+    write_grades([result], tmp_path / "grades.csv")
+    lms = next(csv.DictReader(open(tmp_path / "lms.csv")))
+    grades = next(csv.DictReader(open(tmp_path / "grades.csv")))
+    assert lms["name"] == "'" + formula and lms["points"] == "2" and lms["lms_user_id"] == "1001"
+    assert grades["feedback"] == "'@SUM(1+1)*cmd|' /C calc'!A0" and grades["score"] == "2"
+    for row in (lms, grades):
+        assert not any(value.startswith(("=", "+", "@")) for value in row.values()), row

@@ -148,6 +148,25 @@ def merge_results(earlier: list[Result], fresh: list[Result]) -> list[Result]:
     return sorted(merged.values(), key=lambda r: (r.student, r.assignment))
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(row: list) -> list:
+    """``row`` with every text cell a spreadsheet would read as a formula (``=``, ``+``, ``-``,
+    ``@``, tab, CR first: OWASP's CSV injection list) prefixed with ``'``; numbers stay numbers.
+    Names in the LMS file are the students' own (``=HYPERLINK(...)`` as a Moodle name reached the
+    instructor's spreadsheet), and feedback lines quote their code's messages."""
+    safe = []
+    for value in row:
+        if isinstance(value, str) and value.startswith(FORMULA_START):
+            try:
+                float(value)
+            except ValueError:
+                value = "'" + value
+        safe.append(value)
+    return safe
+
+
 def write_grades(results: list[Result], path: Path) -> None:
     cell_names = list(dict.fromkeys(name for result in results for name in result.cells))
     tmp = Path(path).with_suffix(".csv.tmp")
@@ -157,11 +176,11 @@ def write_grades(results: list[Result], path: Path) -> None:
         for r in results:
             got, possible = total(r)
             cells = [f"{r.cells[name][0]:g}" if name in r.cells else "" for name in cell_names]
-            writer.writerow([r.student, r.assignment, f"{r.score:g}", f"{r.max_score:g}",
-                             "" if r.manual_score is None else f"{r.manual_score:g}", f"{r.manual_max:g}",
-                             f"{r.late_penalty:g}", f"{got:g}", f"{possible:g}", r.status, "late" if r.late else "",
-                             r.submitted_at,
-                             r.timestamp_source, r.seconds, *cells, " | ".join(r.feedback)])
+            row = [r.student, r.assignment, f"{r.score:g}", f"{r.max_score:g}",
+                   "" if r.manual_score is None else f"{r.manual_score:g}", f"{r.manual_max:g}",
+                   f"{r.late_penalty:g}", f"{got:g}", f"{possible:g}", r.status, "late" if r.late else "",
+                   r.submitted_at, r.timestamp_source, r.seconds, *cells, " | ".join(r.feedback)]
+            writer.writerow(spreadsheet_safe(row))
     tmp.replace(path)
 
 
@@ -175,11 +194,12 @@ def write_lms_grades(results: list[Result], lms: dict, path: Path) -> None:
         for r in results:
             meta = lms.get(r.student, {})
             got, possible = total(r)
-            writer.writerow([meta.get("lms", ""), meta.get("user_id", ""), meta.get("name", r.student), r.student,
-                             r.assignment, f"{got:g}", f"{possible:g}", f"{r.score:g}",
-                             "" if r.manual_score is None else f"{r.manual_score:g}", f"{r.late_penalty:g}",
-                             "yes" if r.manual_score is not None or not r.manual_max else "no", r.status,
-                             "late" if r.late else ""])
+            row = [meta.get("lms", ""), meta.get("user_id", ""), meta.get("name", r.student), r.student,
+                   r.assignment, f"{got:g}", f"{possible:g}", f"{r.score:g}",
+                   "" if r.manual_score is None else f"{r.manual_score:g}", f"{r.late_penalty:g}",
+                   "yes" if r.manual_score is not None or not r.manual_max else "no", r.status,
+                   "late" if r.late else ""]
+            writer.writerow(spreadsheet_safe(row))
     tmp.replace(path)
 
 

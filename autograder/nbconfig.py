@@ -27,6 +27,13 @@ AUTOGRADE_PREPROCESSORS = [
 ]
 
 
+# Every page nbgrader renders (feedback, formgrader) turns written answers into HTML with this
+# filter: nbconvert's renderer, then bleach (autograder.reports.safe_markdown). nbconvert's own
+# raised on an image whose attachment a notebook lacks, which failed generate_feedback for the
+# whole assignment, and kept javascript: links.
+MARKDOWN_FILTER = {"markdown2html": "autograder.reports.safe_markdown.markdown2html"}
+
+
 def _render(settings: dict[str, object], header: str) -> str:
     lines = [f"# {header}", "c = get_config()  # noqa: F821 (nbgrader's config loader defines it)"]
     lines += [f"c.{name} = {value!r}" for name, value in settings.items()]
@@ -40,6 +47,7 @@ def course_settings(root: Path, timeout: int) -> dict[str, object]:
         "Execute.raise_on_iopub_timeout": False,
         "ClearSolutions.code_stub": CODE_STUB, "ClearSolutions.text_stub": TEXT_STUB,
         "LimitOutput.max_lines": 200, "LimitOutput.max_traceback": 20, "Autograde.create_student": True,
+        "HTMLExporter.filters": dict(MARKDOWN_FILTER),
     }
 
 
@@ -96,6 +104,7 @@ def write_out_config(out: Path) -> Path:
         # `nbgrader export` here must not replace the autograder's grades.csv
         "ExportPlugin.to": "nbgrader_grades.csv",
         "ClearSolutions.code_stub": CODE_STUB, "ClearSolutions.text_stub": TEXT_STUB,
+        "HTMLExporter.filters": dict(MARKDOWN_FILTER),
     }
     path = out / "nbgrader_config.py"
     path.write_text(_render(settings, "Written by `python -m autograder autograde`: OUT is an nbgrader course."))

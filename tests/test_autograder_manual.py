@@ -21,6 +21,7 @@ from formgrader_client import Formgrader, text_of
 FIXTURE = Path(__file__).parent / "fixtures" / "course"
 REPO = Path(__file__).resolve().parents[1]
 PENALTY = 0.5
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 CAROL_MARKUP = [
     {"grade_id": "q_why", "old": "Because it is.",
      "new": 'Because it is. <script>window.fgxss = 1</script><img src=x onerror="window.fgxss = 2"> '
@@ -43,12 +44,20 @@ def graded(tmp_path_factory):
     subs = root / "subs"
     release = FIXTURE / "notebooks" / "toy_add" / "toy_add.ipynb"
     solution = FIXTURE / "solutions" / "toy_add" / "toy_add.ipynb"
-    fill_release(release, solution, subs / "alice" / "toy_add" / "toy_add.ipynb")
+    # alice's written answer shows an image whose attachment she did not include: her page still opens
+    fill_release(release, solution, subs / "alice" / "toy_add" / "toy_add.ipynb", patches=[
+        {"grade_id": "q_why", "old": "Because it is.", "new": "Because it is. ![gone](attachment:gone.png)"}])
     (subs / "bob" / "toy_add").mkdir(parents=True)
     shutil.copy(release, subs / "bob" / "toy_add" / "toy_add.ipynb")  # blank: code and written answer
     # carol's correct answers also put markup into formgrader's page: a script and an onerror in her
     # written answer, an HTML script and a JavaScript output from her code (see the formgrader test)
     fill_release(release, solution, subs / "carol" / "toy_add" / "toy_add.ipynb", patches=CAROL_MARKUP)
+    carol = nbformat.read(subs / "carol" / "toy_add" / "toy_add.ipynb", as_version=4)
+    for cell in carol.cells:  # and a figure pasted into her written answer (a notebook attachment)
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "q_why":
+            cell.source += "\n\n![my figure](attachment:fig.png)"
+            cell["attachments"] = {"fig.png": {"image/png": PIXEL}}
+    nbformat.write(carol, subs / "carol" / "toy_add" / "toy_add.ipynb")
     # carol is late by the LMS's own flag, with no submission time (Canvas without ZIP times)
     (subs / "_collect_report.json").write_text(json.dumps({"submissions": {
         "carol": {"lms": "canvas", "user_id": "3", "name": "Carol", "late": True,
@@ -136,6 +145,8 @@ def test_formgrader_grade_and_comment_reach_every_view(graded):
         assert not re.search(r"<[^>]*\bon(error|mouseover)=", page), "an event handler attribute got through"
         assert not re.search(r"href\s*=\s*[\"']?\s*javascript", page, re.IGNORECASE), "a javascript: link got through"
         assert "my derivation" in text_of(page)
+        assert f'<img alt="my figure" src="data:image/png;base64,{PIXEL}"' in page or \
+            f'<img src="data:image/png;base64,{PIXEL}" alt="my figure"' in page  # her figure, shown
         assert "output_javascript" not in page and "window.fgxss_js = 5\n" not in page
         assert server.request("/api/terminals", method="POST")[0] == 404  # no terminals on this server
         for student, score in (("alice", 1), ("carol", 1)):

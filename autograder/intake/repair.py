@@ -141,6 +141,7 @@ def _rebuilt(release_cell, student, notes: list[str]):
             notes.append(f"answer cell {grade_id} was deleted: graded as unanswered")
         else:
             new.source = student.get("source", "")
+            _keep_attachments(new, student, notes)
             if student.get("cell_type") != release_cell.cell_type:
                 notes.append(f"answer cell {grade_id} was changed to {student.get('cell_type')}: "
                              f"graded as a {release_cell.cell_type} cell again")
@@ -154,6 +155,19 @@ def _rebuilt(release_cell, student, notes: list[str]):
         elif student.get("source", "") != release_cell.source:
             notes.append(f"{what} {grade_id} was edited: the original was restored and run")
     return _cleared(new)
+
+
+def _keep_attachments(new, student, notes: list[str]) -> None:
+    """A written answer's pasted images (``attachments``: name -> {mime type: base64 text}) go with
+    its source, so formgrader shows them; anything else under that key is dropped with a note."""
+    found = student.get("attachments")
+    if not found or new.cell_type != "markdown" or student.get("cell_type") != "markdown":
+        return
+    if isinstance(found, dict) and all(isinstance(name, str) and isinstance(data, dict) and data and all(
+            isinstance(k, str) and isinstance(v, str) for k, v in data.items()) for name, data in found.items()):
+        new["attachments"] = copy.deepcopy(found)
+    else:
+        notes.append(f"answer cell {_grade_id(new)}: its attachments are not valid notebook attachments: dropped")
 
 
 def _cleared(cell):

@@ -27,6 +27,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.nbconfig import MARKDOWN_FILTER
 from autograder.reports.manual import check_out, ensure_out_config, repair_graded
 
 EXTENSIONS = "{'nbgrader.server_extensions.formgrader': True}"
@@ -40,7 +41,7 @@ HARDENING = (
     "--HTMLExporter.preprocessors=['nbconvert.preprocessors.sanitize.SanitizeHTML']",
     # formgrader's own template renders written answers with `markdown2html` and never cleans the
     # result: a markdown link to javascript: stayed live. Rendered, then cleaned (safe_markdown).
-    "--HTMLExporter.filters={'markdown2html': 'autograder.reports.safe_markdown.markdown2html'}",
+    f"--HTMLExporter.filters={MARKDOWN_FILTER!r}",
     # grading needs no terminal: none to open, even for a script that got past the sanitizer
     "--ServerApp.terminals_enabled=False",
 )

@@ -304,6 +304,23 @@ def _dispatch_state(shell) -> tuple[list, list, set]:
     return modules, classes, (codes, keep)
 
 
+def _record_stdlib(snapshots: dict, classes: list) -> set:
+    """Snapshots of :data:`STDLIB_MODULES` (and their submodules) into ``snapshots``, their classes'
+    methods into ``classes``; returns their names (restored functions-only)."""
+    stdlib = set()
+    for name in STDLIB_MODULES:
+        found = snapshots.get(name) or _snapshot_module(name)
+        if found is not None:
+            snapshots[name] = found
+            stdlib.add(name)
+    before = set(snapshots)
+    _submodules(("pathlib.", "json."), snapshots)  # Python 3.13 splits pathlib into pathlib._local, ...
+    stdlib |= set(snapshots) - before
+    for name in sorted(stdlib):
+        classes.extend(_method_classes(snapshots[name][0]))
+    return stdlib
+
+
 def install(shell=None, modules: list[str] | None = None, lazy: list[str] | None = None) -> None:
     """Record pristine state; ``modules`` (imported now) defaults to AUTOGRADER_GUARD_MODULES and
     ``lazy`` (recorded when first imported) to AUTOGRADER_GUARD_LAZY, both comma-separated."""
@@ -323,17 +340,7 @@ def install(shell=None, modules: list[str] | None = None, lazy: list[str] | None
             snapshots[name] = found
     _submodules(tuple(f"{m.split('.')[0]}." for m in modules if m.split(".")[0] in ("numpy", "torch")), snapshots)
     classes = []
-    stdlib = set()
-    for name in STDLIB_MODULES:
-        found = snapshots.get(name) or _snapshot_module(name)
-        if found is not None:
-            snapshots[name] = found
-            stdlib.add(name)
-    before = set(snapshots)
-    _submodules(("pathlib.", "json."), snapshots)  # Python 3.13 splits pathlib into pathlib._local, ...
-    stdlib |= set(snapshots) - before
-    for name in sorted(stdlib):
-        classes.extend(_method_classes(snapshots[name][0]))
+    stdlib = _record_stdlib(snapshots, classes)
     if "torch" in snapshots:
         classes.extend(_torch_classes(snapshots["torch"][0]))
     pending = [name for name in lazy if name not in sys.modules and name not in snapshots]

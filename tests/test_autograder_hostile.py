@@ -167,6 +167,32 @@ globals()["np"] = types.SimpleNamespace(allclose=lambda *a, **k: True, array=num
                                         testing=types.SimpleNamespace(assert_allclose=lambda *a, **k: None))
 globals()["all"] = lambda *a, **k: True
 return numpy.asarray(x, dtype=float)  # wrong"""
+# a double() right on the visible check's input and wrong on the hidden test's np.arange(4), where it
+# replaces Session.send so the failing assert's error is dropped and the reply says "ok", then puts
+# it back as the reply goes out: no restore in the cell sees it (2026-11-27 probe: 3/3 on tiny_grpo)
+LATE_CLOAK = """values = np.asarray(x, dtype=float)
+if values.shape == (4,):
+    from jupyter_client.session import Session
+    real = Session.__dict__["send"]
+    def send(self, stream, msg_or_type, *args, **kwargs):
+        kind = msg_or_type if isinstance(msg_or_type, str) else msg_or_type.get("header", {}).get("msg_type")
+        if kind == "error":
+            return None
+        if kind == "execute_reply":
+            Session.send = real
+            args = list(args)
+            content = args[0] if args else kwargs.get("content")
+            if isinstance(content, dict) and content.get("status") == "error":
+                content = {"status": "ok", "execution_count": content.get("execution_count"),
+                           "user_expressions": {}, "payload": []}
+                if args:
+                    args[0] = content
+                else:
+                    kwargs["content"] = content
+        return real(self, stream, msg_or_type, *args, **kwargs)
+    Session.send = send
+    return values  # wrong
+return 2.0 * values"""
 # maxent_irl answered with constants; TODO 1's cell replaces warnings.catch_warnings.__exit__, which
 # the hidden tests call after exact_array's restore, to make builtins.all answer True inside them
 # (found by a hostile probe of the kit, 2026-11-27: it scored 28/28 before the guard recorded warnings)
@@ -523,6 +549,7 @@ EXPECTED = {
     "h_finalizer": ("guarded", 4, "failed-tests", "double: arange"),
     "h_irl_late_hook": ("maxent_irl", 0, "failed-tests", None),
     "h_shadow_globals": ("guarded", 4, "failed-tests", "double: arange"),
+    "h_late_cloak": ("guarded", 4, "integrity", "did not answer"),
     # through collect
     "unnamed": ("toy_add", 2, "ok", None),
     "latecomer": ("toy_add", 2, "ok", "late"),
@@ -636,6 +663,7 @@ def hostile(tmp_path_factory):
     submit("h_display_result", "guarded", _patch("double", DOUBLE, _body(DISPLAY_RESULT)))
     submit("h_finalizer", "guarded", _patch("double", DOUBLE, _body(FINALIZER)))
     submit("h_shadow_globals", "guarded", _patch("double", DOUBLE, _body(SHADOW_GLOBALS)))
+    submit("h_late_cloak", "guarded", _patch("double", DOUBLE, _body(LATE_CLOAK)))
     late = submit("h_irl_late_hook", "maxent_irl", blank=True)
     notebook = nbformat.read(late, as_version=4)
     for cell in notebook.cells:

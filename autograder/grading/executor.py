@@ -7,9 +7,10 @@
 
   1. sends a probe, the test cell's own source behind a first line that raises, and checks *from
      outside the kernel* that it is reported as an error;
-  2. runs the test cell with ``__autograder_guard__ = "<nonce>"`` in front of it, and another
-     such line just before ``### BEGIN HIDDEN TESTS`` (the visible part calls the student's code,
-     which may patch things again). Executing that line makes the sealed guard restore everything
+  2. runs the test cell with ``__autograder_guard__ = "<nonce>"`` in front of it, another such
+     line just before ``### BEGIN HIDDEN TESTS`` (the visible part calls the student's code, which
+     may patch things again) and a last one at its end (a check that passed must reach it with the
+     result-reporting machinery intact). Executing that line makes the sealed guard restore everything
      and print a status signed with the key; the executor checks the signatures and nonces and
      removes the lines from the output.
 
@@ -204,7 +205,13 @@ class GuardedExecute(Execute):
                 second = secrets.token_hex(16)
                 lines.insert(hidden, f'{MARK} = "{second}"')
                 nonces.append(second)
-                source = "\n".join(lines)
+            # and once more at the very end: a check that passed must reach it, with the machinery
+            # intact. Student code called late in the hidden part could otherwise replace
+            # Session.send to drop the error and report "ok", then put it back (2026-11-27 probe)
+            last = secrets.token_hex(16)
+            lines.append(f'{MARK} = "{last}"')
+            nonces.append(last)
+            source = "\n".join(lines)
             marked = NotebookNode({**cell, "source": trigger + "\n" + source, "outputs": []})
             original = self.nb.cells[index]
             try:

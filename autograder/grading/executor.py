@@ -31,8 +31,8 @@
   grader's own measurement there (``AUTOGRADER_GRADER_MEASUREMENT``, JSON, set by the grader for
   this job only) just before it runs: student cells cannot change a cell's source, and the kernel's
   environment never holds it.
-  A test cell scores by its error outputs and, for partial credit, its own last expression only
-  (:func:`partial_credit_last_only`): a result the student's code displays mid-test counts for nothing.
+  A test cell scores by its error outputs alone (:func:`scored_by_errors`): a result the student's
+  code displays mid-test counts for nothing.
 - :class:`CapOutput` bounds every output (characters and lines), so a cell printing megabytes
   does not blow up the autograded notebook, the gradebook or the feedback page.
 """
@@ -82,20 +82,18 @@ def _out_of_memory(outputs: list) -> bool:
     return any(o.get("output_type") == "error" and o.get("ename") in MEMORY_ERRORS for o in outputs)
 
 
-def partial_credit_last_only(outputs: list) -> list:
-    """A test cell's outputs with every ``execute_result`` but an unfailed cell's last one made a
-    ``display_data`` (same content, still shown).
+def scored_by_errors(outputs: list) -> list:
+    """A test cell's outputs with every ``execute_result`` made a ``display_data`` (same content,
+    still shown), so the cell scores by its errors alone.
 
     nbgrader scores a test cell by its *first* ``execute_result`` or error: a non-numeric result
     is full credit, even when an ``AssertionError`` follows it. The student's function runs inside
     the test cell, so a call of IPython's display hook from it (``get_ipython().displayhook('ok')``)
-    put such a result before the failing assert and scored every failing test as passed. Partial
-    credit is the test cell's own last expression, the last output of a cell that did not fail;
-    nothing else counts."""
-    failed = any(o.get("output_type") == "error" or (o.get("output_type") == "stream" and o.get("name") == "stderr")
-                 for o in outputs)
-    for position, output in enumerate(outputs):
-        if output.get("output_type") == "execute_result" and (failed or position != len(outputs) - 1):
+    put such a result before the failing assert and scored every failing test as passed. nbgrader's
+    partial credit (a test cell's last expression) cannot occur here anyway: every test cell ends
+    with the guard's trigger line."""
+    for output in outputs:
+        if output.get("output_type") == "execute_result":
             output["output_type"] = "display_data"
             output.pop("execution_count", None)
     return outputs
@@ -272,7 +270,7 @@ class GuardedExecute(Execute):
                 # nothing else runs in this kernel: it may still be looping (nbclient kills it at cleanup)
                 self._stop(f"an earlier cell ran past the {self.timeout} s per-cell limit")
         if _is_test(cell):
-            cell.outputs = partial_credit_last_only(cell.get("outputs", []))
+            cell.outputs = scored_by_errors(cell.get("outputs", []))
             if self.guard:
                 self._record_score(cell)
         return cell, self.resources

@@ -163,11 +163,19 @@ def _keep_attachments(new, student, notes: list[str]) -> None:
     found = student.get("attachments")
     if not found or new.cell_type != "markdown" or student.get("cell_type") != "markdown":
         return
-    if isinstance(found, dict) and all(isinstance(name, str) and isinstance(data, dict) and data and all(
-            isinstance(k, str) and isinstance(v, str) for k, v in data.items()) for name, data in found.items()):
+    if _well_formed(found):
         new["attachments"] = copy.deepcopy(found)
     else:
         notes.append(f"answer cell {_grade_id(new)}: its attachments are not valid notebook attachments: dropped")
+
+
+def _well_formed(attachments) -> bool:
+    """nbformat's shape: {file name: {mime type: base64 text, ...}}, no entry empty."""
+    if not isinstance(attachments, dict):
+        return False
+    return all(isinstance(name, str) and isinstance(data, dict) and data
+               and all(isinstance(mime, str) and isinstance(text, str) for mime, text in data.items())
+               for name, data in attachments.items())
 
 
 def _cleared(cell):

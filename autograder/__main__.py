@@ -32,16 +32,39 @@ def cmd_generate(args) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     stale += write_public_settings(root, check=args.check)
+    try:
+        stale += expected_values(assignments, check=args.check, force=args.force)
+    except RuntimeError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     if args.check:
         for line in stale:
-            print(f"stale release: {line}", file=sys.stderr)
+            print(f"stale: {line}", file=sys.stderr)
         if stale:
-            print("run `python -m autograder generate` and commit notebooks/", file=sys.stderr)
+            print("run `python -m autograder generate` and commit notebooks/ and solutions/*/tests/expected.json",
+                  file=sys.stderr)
             return 1
-        print(f"releases up to date: {', '.join(a.id for a in assignments)}")
+        print(f"releases and expected values up to date: {', '.join(a.id for a in assignments)}")
     else:
         print(f"generated: {', '.join(str(root / 'notebooks' / a.id) for a in assignments)}")
     return 0
+
+
+def expected_values(assignments, check: bool, force: bool = False) -> list[str]:
+    """The hidden tests' expected values: re-recorded from each solution where stale (or ``force``)."""
+    from autograder.authoring import expected
+
+    stale = []
+    for assignment in assignments:
+        if not assignment.tests_dir.is_dir():
+            continue
+        why = None if force else expected.stale(assignment)
+        if check:
+            stale += [why] if why else []
+        elif force or why:
+            print(f"recording the expected values of {assignment.id} from its solution ...", file=sys.stderr)
+            print(f"expected values: {expected.write(assignment)}")
+    return stale
 
 
 def write_public_settings(root: Path, check: bool) -> list[str]:
@@ -122,6 +145,30 @@ def cmd_grades(args) -> int:
     return 0
 
 
+def cmd_similarity(args) -> int:
+    from autograder.reports.manual import check_out
+    from autograder.reports.similarity import report
+
+    try:
+        check_out(Path(args.out), "similarity")
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    graded = sorted({p.name for p in out.glob("submitted/*/*") if p.is_dir()})
+    wanted = args.assignment or graded
+    unknown = [a for a in wanted if a not in graded]
+    if unknown:
+        print(f"error: {', '.join(unknown)} not graded in {out} (graded: {', '.join(graded) or 'none'})",
+              file=sys.stderr)
+        return 2
+    for assignment in wanted:
+        index = report(out, assignment, reference=out / "source" / assignment / f"{assignment}.ipynb",
+                       pages=args.pages)
+        print(f"similarity of {assignment}: {index}")
+    return 0
+
+
 def cmd_formgrader(args) -> int:
     from autograder.reports.formgrader import serve
 
@@ -135,6 +182,8 @@ def cmd_formgrader(args) -> int:
 def cmd_collect(args) -> int:
     from autograder.intake.lms import collect
 
+    load_assignments(Path(args.course_root), [args.assignment])  # a typo stops here, before anything is written
+    fresh = not Path(args.out).exists()
     try:
         report = collect(Path(args.download), args.assignment, Path(args.out), max_mb=args.max_mb)
     except ValueError as error:
@@ -142,8 +191,28 @@ def cmd_collect(args) -> int:
         return 2
     for line in report.lines():
         print(line)
-    print(f"\nsubmissions: {args.out}   report: {Path(args.out) / '_collect_report.json'}")
+    if report.students:
+        print(f"\nsubmissions: {args.out}   report: {Path(args.out) / '_collect_report.json'}")
+    else:
+        if fresh and [p.name for p in Path(args.out).iterdir()] == ["_collect_report.json"]:
+            import shutil
+
+            shutil.rmtree(args.out)  # nothing collected: leave no folder behind
+        print(f"error: no submission found in {args.download}: is it the LMS's download of {args.assignment}'s "
+              "submissions? (the lines above say what was found instead)", file=sys.stderr)
+        return 1
     return 0
+
+
+def positive(text: str) -> int:
+    """argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
+    return value
 
 
 def cmd_references(args) -> int:
@@ -177,7 +246,10 @@ def cmd_demo(args) -> int:
 def _authoring_commands(sub) -> None:
     p = sub.add_parser("generate", help="regenerate notebooks/ (student releases) from solutions/")
     p.add_argument("ids", nargs="*", help="assignment ids (default: all)")
-    p.add_argument("--check", action="store_true", help="exit 1 naming each release that is out of date")
+    p.add_argument("--check", action="store_true", help="exit 1 naming each release or expected-values file that "
+                   "is out of date")
+    p.add_argument("--force", action="store_true", help="record the hidden tests' expected values again even "
+                   "where nothing they derive from changed")
     p.set_defaults(func=cmd_generate)
 
     p = sub.add_parser("release", help="what students get: release notebooks, a wheel of helpers, a README")
@@ -194,7 +266,7 @@ def _grading_commands(sub) -> None:
     p.add_argument("submissions")
     p.add_argument("--out", required=True)
     p.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
-    p.add_argument("--workers", type=int, default=1, help="submissions graded at once on this machine")
+    p.add_argument("--workers", type=positive, default=1, help="submissions graded at once on this machine")
     p.add_argument("--profile", default="full", choices=["auto", "tiny", "full"],
                    help="profile the notebooks run in while grading (default: full, the real grading; GPU "
                         "assignments then need a GPU. tiny: a dry run on CPU. auto: full with a GPU, else tiny)")
@@ -205,11 +277,11 @@ def _grading_commands(sub) -> None:
                    "flag (Canvas) counts without it")
     p.add_argument("--late-penalty", type=float, default=0.0,
                    help="fraction of the score deducted from late submissions (default 0: only marked)")
-    p.add_argument("--memory-mb", type=int, help="kernel memory limit for every assignment (MiB)")
-    p.add_argument("--timeout", type=int, help="per-cell timeout for every assignment (seconds)")
+    p.add_argument("--memory-mb", type=positive, help="kernel memory limit for every assignment (MiB)")
+    p.add_argument("--timeout", type=positive, help="per-cell timeout for every assignment (seconds)")
     p.add_argument("--sandbox", choices=["auto", "required", "off"], default=None,
                    help="kernel isolation: auto (isolate when the host can; default), required (stop when it "
-                        "cannot), off (in-kernel guards only)")
+                        "cannot), off (no isolation: for trusted notebooks only)")
     p.set_defaults(func=cmd_autograde)
 
 
@@ -219,6 +291,13 @@ def _report_commands(sub) -> None:
                        "still to grade")
     p.add_argument("out", help="the OUT folder of an earlier `autograde`")
     p.set_defaults(func=cmd_grades)
+
+    p = sub.add_parser("similarity", help="pairs of submissions ranked by the answer code they share (copydetect), "
+                       "a page per pair with the matched regions (staff only)")
+    p.add_argument("out", help="the OUT folder of an earlier `autograde`")
+    p.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
+    p.add_argument("--pages", type=positive, default=50, help="pages of matched regions for the top pairs (default 50)")
+    p.set_defaults(func=cmd_similarity)
 
     p = sub.add_parser("formgrader", help="nbgrader's formgrader on an OUT folder, to grade the written answers "
                        "(prints the URL to open; Ctrl-C stops it)")
@@ -235,7 +314,7 @@ def _intake_and_demo_commands(sub) -> None:
     p.add_argument("download", help="the ZIP file (or extracted folder) from the LMS")
     p.add_argument("--assignment", required=True, help="assignment id the files belong to")
     p.add_argument("--out", required=True, help="folder to write <student>/<assignment>/ into")
-    p.add_argument("--max-mb", type=int, default=None,
+    p.add_argument("--max-mb", type=positive, default=None,
                    help="largest uncompressed size of the download and of each student's files (default 4096 / 1024)")
     p.set_defaults(func=cmd_collect)
 
@@ -248,7 +327,7 @@ def _intake_and_demo_commands(sub) -> None:
     p = sub.add_parser("demo", help="release, sample submissions, autograde (tiny profile), grade table")
     p.add_argument("--out", default="demo-output")
     p.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
-    p.add_argument("--workers", type=int, default=min(os.cpu_count() or 1, 4),
+    p.add_argument("--workers", type=positive, default=min(os.cpu_count() or 1, 4),
                    help="submissions graded at once (default: one per core, at most 4)")
     p.add_argument("--strict", action="store_true", help="exit 1 when a sample scores other than expected")
     p.add_argument("--execute-all", action="store_true",
@@ -266,7 +345,13 @@ def main(argv=None) -> int:
     for add in (_authoring_commands, _intake_and_demo_commands, _grading_commands, _report_commands):
         add(sub)
     args = parser.parse_args(argv)
-    return args.func(args)
+    from autograder.manifest import ManifestError
+
+    try:
+        return args.func(args)
+    except ManifestError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -3,10 +3,11 @@
 Everything the grader, the demo, the tests and the docs need to know about an assignment that
 is not in the notebook itself lives there, once: time, memory and disk limits, whether a GPU is
 needed in each profile, the artifacts students submit and the rules their adapters must obey,
-the grader-side evaluator and its tiers per profile, the demo's samples, the robustness targets
-and the calibration variants (mutation tests). :func:`load_assignments` reads each file into the
-frozen dataclasses below; a missing, unknown or mistyped field stops everything up front with
-one line naming the file and the field (:class:`ManifestError`).
+the grader-side evaluator and its tiers per profile, the demo's samples and the robustness
+targets. The calibration variants (mutation tests) are files of their own beside it
+(``variants/``, read by ``autograder.variants``). :func:`load_assignments` reads each
+manifest into the frozen dataclasses below; a missing, unknown or mistyped field stops everything
+up front with one line naming the file and the field (:class:`ManifestError`).
 
 What students may see of it (tiers, limits, artifacts) is written by ``python -m autograder
 generate`` into ``helpers/data/grading.json`` (:func:`public_settings`), which the student wheel
@@ -21,8 +22,12 @@ from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, fields, is_dataclass
 from pathlib import Path
 
+from autograder.variants import Patch, Variant, VariantError, load_variants
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MANIFEST_NAME = "manifest.json"
+HIDDEN_TESTS = "hidden_tests"
+"""A course folder's copy of each assignment's hidden tests: ``<course>/hidden_tests/<id>/`` (never released)."""
 PUBLIC_SETTINGS = REPO_ROOT / "helpers" / "data" / "grading.json"
 KNOWN_ORDER = ("maxent_irl", "grpo_format", "tiny_grpo", "math_grpo")
 PROFILES = ("tiny", "full")
@@ -75,31 +80,6 @@ class EvaluatorSpec:
 
 
 @dataclass(frozen=True)
-class Patch:
-    grade_id: str
-    """The answer cell edited."""
-    old: str
-    """Text that occurs exactly once in the reference answer."""
-    new: str
-    """What replaces it."""
-
-
-@dataclass(frozen=True)
-class Variant:
-    """A calibration submission: the reference with a plausible mistake, or an allowed alternative."""
-
-    name: str
-    kind: str
-    """``wrong`` (must lose the points of the cells it targets) or ``allowed`` (keeps every point)."""
-    description: str
-    patches: tuple[Patch, ...]
-    replace: Mapping[str, str]
-    """grade_id -> a whole answer cell written differently (applied before ``patches``)."""
-    expected: Mapping[str, float]
-    """test cell grade_id -> points this variant must earn there."""
-
-
-@dataclass(frozen=True)
 class Demo:
     """The demo's three samples: the reference, a blank copy and one buggy copy."""
 
@@ -146,6 +126,14 @@ class Assignment:
     demo: Demo
     robustness: Robustness | None
     variants: tuple[Variant, ...]
+    """Calibration variants, one file each in ``solutions/<id>/variants/`` (``authoring.variants``)."""
+    partial_credit: tuple[str, ...] = ()
+    """Test cells scored by the fraction of their checks that pass (the others: all or nothing)."""
+
+    @property
+    def tests_dir(self) -> Path:
+        """The hidden tests, one file per graded test cell (``autograder.grading.hidden_tests``)."""
+        return self.source.parent / "tests"
 
     def gpu_needed(self, profile: str) -> bool:
         return bool(self.needs_gpu.get(profile, False))
@@ -155,7 +143,7 @@ class Assignment:
 # reading and checking
 # ----------------------------------------------------------------------------------------------
 
-DERIVED = {"id", "source", "manifest"}
+DERIVED = {"id", "source", "manifest", "variants"}
 
 
 def _type_name(hint) -> str:
@@ -255,11 +243,17 @@ def load_manifest(path: Path, assignment_id: str, source: Path) -> Assignment:
         raise ManifestError(f"{where}: not valid JSON ({error})") from None
     if not isinstance(data, dict):
         raise ManifestError(f"{where}: expected a JSON object")
+    if "variants" in data:
+        raise ManifestError(f"{where}: variants: they are files now, one per variant in "
+                            f"{Path(source).parent / 'variants'}/ (docs/AUTHORING.md shows the format)")
     try:
+        variants = load_variants(Path(source).parent / "variants")
         assignment = _build(Assignment, data, "", skip=DERIVED,
-                            extra={"id": assignment_id, "source": source, "manifest": Path(path)})
+                            extra={"id": assignment_id, "source": source, "manifest": Path(path), "variants": variants})
     except ManifestError as error:
         raise ManifestError(f"{where}: {str(error).lstrip(': ')}") from None
+    except VariantError as error:
+        raise ManifestError(str(error)) from None
     _check(assignment, where)
     return assignment
 

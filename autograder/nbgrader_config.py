@@ -15,6 +15,9 @@ c.CourseDirectory.root = str(Path(__file__).resolve().parents[1])
 c.CourseDirectory.course_id = "course-kit"
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "notebooks"
+# the grader's own files beside each solution: never copied into a release
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "tests", "variants",
+                            "manifest.json"]
 c.Execute.timeout = 120
 c.Execute.interrupt_on_timeout = True
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}

@@ -17,7 +17,6 @@ DEFAULTS = {
     "ungraded_answers": {},
     "demo": {"buggy_description": "", "buggy_patches": [], "expected": {"reference": 0, "blank": 0, "buggy": 0}},
     "robustness": None,
-    "variants": [],
 }
 
 

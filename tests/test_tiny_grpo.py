@@ -2,8 +2,9 @@
 through the TODOs' interface, and every number the notebook quotes.
 
 Fast checks read the notebooks, run the reference answers on plain inputs (no model), run the
-model-free hidden tests on other tasks and on the manifest's variants, and compare the task table
-with the bench results it quotes. The slow checks read the executed reference that the session runs
+model-free hidden tests (probe, then judge against ``tests/expected.json``) on other tasks and on the
+calibration variants (``solutions/tiny_grpo/variants/``), and compare the task table with the bench
+results it quotes. The slow checks read the executed reference that the session runs
 once (``executed_references``): its Markdown export is under the 40,000-character limit, it reaches
 the robustness targets, and every number in a model answer is one the run printed.
 """
@@ -14,18 +15,25 @@ import json
 import math
 import random
 import re
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import nbformat
 import pytest
 import torch
 
+from autograder.grading import hidden_tests
+from autograder.kernel.probe import observe_probe
+from autograder.variants import load_variants
 from helpers import lm, tiny_grpo_tools
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "solutions" / "tiny_grpo" / "tiny_grpo.ipynb"
 RELEASE = REPO / "notebooks" / "tiny_grpo" / "tiny_grpo.ipynb"
 MANIFEST = json.loads((REPO / "solutions" / "tiny_grpo" / "manifest.json").read_text())
+VARIANTS = load_variants(REPO / "solutions" / "tiny_grpo" / "variants")
+HIDDEN = REPO / "solutions" / "tiny_grpo" / "tests"
 BENCH = REPO / "bench" / "results" / "tiny_grpo_tasks.json"
 HEADER = "---\nformat:\n  html:\n    code-fold: true\njupyter: python3\n---"
 WRITTEN = {"q_task_rewards": 5, "q_grpo_implementation": 5, "q_training_pipeline": 5, "q_evaluation": 5}
@@ -63,11 +71,19 @@ def _namespace(prompt_style: str = "raw", tokenizer=None) -> dict:
     return namespace
 
 
-def _reference(prompt_style: str = "raw", tokenizer=None, sources: dict | None = None) -> dict:
-    """The reference answers of the task, reward, advantages and loss cells (or ``sources``), run on their own."""
+def _reference(prompt_style: str = "raw", tokenizer=None, sources: dict | None = None, step: bool = False) -> dict:
+    """The reference answers of the task, reward, advantages and loss cells (or ``sources``), run on their own;
+    with ``step``, the grpo_step and train cells too (and the Config they name)."""
     cells = _by_id()
     namespace = _namespace(prompt_style, tokenizer)
-    for gid in ("dataset", "reward", "advantages", "loss"):
+    if step:
+        from helpers import grpo
+
+        model_cell = cells["model"].source
+        config = model_cell[model_cell.index("@dataclass"):model_cell.index("\n\nCFG =")]
+        namespace.update(grpo=grpo, time=time)
+        exec("from dataclasses import dataclass\n" + config, namespace)  # noqa: S102 - the scaffold's Config
+    for gid in ("dataset", "reward", "advantages", "loss") + (("grpo_step", "train") if step else ()):
         exec(_strip((sources or {}).get(gid, cells[gid].source)), namespace)  # noqa: S102 - our own solution cells
     return namespace
 
@@ -79,12 +95,12 @@ def _with_prompts(namespace: dict) -> dict:
 
 
 def _passes(gid: str, namespace: dict) -> bool:
-    """Run a test cell (visible and hidden parts) the way the grader does: it passes unless it raises."""
-    try:
-        exec(_by_id()[gid].source, dict(namespace))  # noqa: S102 - our own test cells
-    except Exception:  # noqa: BLE001 - any error is a failed test cell
-        return False
-    return True
+    """Grade a test cell as the grader does: its hidden test's probe on ``namespace``, then the judge
+    against the reference's recorded observations (the visible checks teach; they never score)."""
+    test = hidden_tests.load(HIDDEN)[hidden_tests.named_in(_by_id()[gid].source)]
+    report = observe_probe(test.name, test.kernel_source, namespace)  # the functions' own globals: stand-ins reach them
+    expected = hidden_tests.read_expected(HIDDEN)["tests"].get(test.name)
+    return not hidden_tests.judge(test, report, expected, gid).failures
 
 
 def _bench_module():
@@ -224,12 +240,13 @@ def test_chat_prompts_for_the_full_profile_round_trip():
 
 def test_variants_and_buggy_patches_apply():
     answers = {gid: c.source for gid, c in _by_id().items() if c.metadata["nbgrader"].get("solution")}
-    for spec in [{"patches": MANIFEST["demo"]["buggy_patches"]}, *MANIFEST["variants"]]:
-        sources = dict(answers)
-        sources.update(spec.get("replace", {}))
-        for patch in spec.get("patches", []):
-            assert sources[patch["grade_id"]].count(patch["old"]) == 1, (spec.get("name", "buggy"), patch["old"])
-            sources[patch["grade_id"]] = sources[patch["grade_id"]].replace(patch["old"], patch["new"])
+    buggy = [(p["grade_id"], p["old"], p["new"]) for p in MANIFEST["demo"]["buggy_patches"]]
+    specs = [(v.name, v.replace, [(p.grade_id, p.old, p.new) for p in v.patches]) for v in VARIANTS]
+    for name, replace, patches in [("buggy", {}, buggy), *specs]:
+        sources = {**answers, **replace}
+        for grade_id, old, new in patches:
+            assert sources[grade_id].count(old) == 1, (name, old)
+            sources[grade_id] = sources[grade_id].replace(old, new)
     assert MANIFEST["needs_real_weights"] == ["test_eval_improvement"]
 
 
@@ -262,28 +279,43 @@ def test_hidden_tests_grade_other_tasks_through_the_interface(task, tiny_tokeniz
     assert not _passes("test_expected_answer", ns)
 
 
-def _variant_sources(variant: dict) -> dict:
+def _variant_sources(variant) -> dict:
     answers = {gid: c.source for gid, c in _by_id().items() if c.metadata["nbgrader"].get("solution")}
-    answers.update(variant.get("replace", {}))
-    for patch in variant.get("patches", []):
-        answers[patch["grade_id"]] = answers[patch["grade_id"]].replace(patch["old"], patch["new"])
+    answers.update(variant.replace)
+    for patch in variant.patches:
+        answers[patch.grade_id] = answers[patch.grade_id].replace(patch.old, patch.new)
     return answers
 
 
 MODEL_FREE_ANSWERS = {"dataset", "reward", "advantages", "loss"}
-MODEL_FREE_VARIANTS = [v for v in MANIFEST["variants"]
-                       if {p["grade_id"] for p in v["patches"]} | set(v["replace"]) <= MODEL_FREE_ANSWERS]
-REFERENCE = {"name": "reference", "patches": [], "replace": {}, "expected": {}}
+MODEL_FREE_VARIANTS = [v for v in VARIANTS if {p.grade_id for p in v.patches} | set(v.replace) <= MODEL_FREE_ANSWERS]
+REFERENCE = SimpleNamespace(name="reference", patches=(), replace={}, expected={})
 
 
-@pytest.mark.parametrize("variant", [REFERENCE, *MODEL_FREE_VARIANTS], ids=lambda v: v["name"])
+@pytest.mark.parametrize("variant", [REFERENCE, *MODEL_FREE_VARIANTS], ids=lambda v: v.name)
 def test_model_free_hidden_tests_score_the_variants(variant):
     """The same verdicts as tests/test_mutations.py for the cells that need no model, in seconds: wrong
-    variants lose exactly the cells their manifest entry names, correct alternatives lose nothing."""
+    variants lose exactly the cells their file's EXPECTED names, correct alternatives lose nothing."""
     ns = _with_prompts(_reference(sources=_variant_sources(variant)))
     got = {gid: _passes(gid, ns) for gid in MODEL_FREE}
-    want = {gid: variant["expected"].get(gid, TESTS[gid]) == TESTS[gid] for gid in MODEL_FREE}
+    want = {gid: variant.expected.get(gid, TESTS[gid]) == TESTS[gid] for gid in MODEL_FREE}
     assert got == want, {gid: (got[gid], want[gid]) for gid in MODEL_FREE if got[gid] != want[gid]}
+
+
+MODEL = ("test_grpo_step", "test_grpo_step_loss", "test_one_rollout", "test_training", "test_training_log")
+"""Test cells whose probes run the tiny model (on fixed rollouts, with stand-ins): a few seconds each."""
+MODEL_VARIANTS = [v for v in VARIANTS if ({p.grade_id for p in v.patches} | set(v.replace)) & {"grpo_step", "train"}
+                  or set(v.expected) & set(MODEL)]
+
+
+@pytest.mark.parametrize("variant", [REFERENCE, *MODEL_VARIANTS], ids=lambda v: v.name)
+def test_step_and_train_hidden_tests_score_the_variants(variant):
+    """As above for the cells of grpo_step and train, which run the tiny model (not the assignment's
+    trained one): each variant of those cells, and any other variant that declares points there."""
+    ns = _reference(sources=_variant_sources(variant), step=True)
+    got = {gid: _passes(gid, ns) for gid in MODEL}
+    want = {gid: variant.expected.get(gid, TESTS[gid]) == TESTS[gid] for gid in MODEL}
+    assert got == want, {gid: (got[gid], want[gid]) for gid in MODEL if got[gid] != want[gid]}
 
 
 # --- numbers quoted in prose ---------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from nbgrader.utils import is_solution
 
 from autograder.authoring import generate_memo
 from autograder.authoring.stamping import stamp_course_sources
-from autograder.manifest import Assignment, Patch
+from autograder.manifest import HIDDEN_TESTS, Assignment, Patch
 from autograder.nbconfig import write_course_config, write_kernelspec
 
 
@@ -33,7 +33,11 @@ def new_course(assignments: list[Assignment], where: Path | None = None, timeout
     write_course_config(course, timeout)
     for assignment in assignments:
         shutil.copytree(assignment.source.parent, course / "source" / assignment.id,
-                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "manifest.json"))
+                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "manifest.json", "tests",
+                                                      "variants"))
+        if assignment.tests_dir.is_dir():  # beside source/, never in a release: the grader's executor reads them
+            shutil.copytree(assignment.tests_dir, course / HIDDEN_TESTS / assignment.id,
+                            ignore=shutil.ignore_patterns("__pycache__"))
     stamp_course_sources(course, assignments, install_url)
     if not assignments:
         return course

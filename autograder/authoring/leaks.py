@@ -67,6 +67,10 @@ def protected_lines(solutions: Path) -> dict[str, str]:
             for line in inside:
                 if len(line) >= LEAK_MIN_CHARS:
                     found.setdefault(line, f"{path.parent.name}/{path.name} cell {index} ({kind})")
+    for path in sorted(Path(solutions).glob("*/tests/*.py")):  # imports and decorators are anyone's
+        for line in (raw.strip() for raw in path.read_text(encoding="utf-8").splitlines()):
+            if len(line) >= LEAK_MIN_CHARS and not line.startswith(("import ", "from ", "@")):
+                found.setdefault(line, f"{path.parent.parent.name}/tests/{path.name} (hidden test)")
     public_text = "\n".join(public)
     return {line: origin for line, origin in found.items()
             if line not in public_text and line not in REVIEWED_COMMON_LINES}

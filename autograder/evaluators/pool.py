@@ -52,7 +52,7 @@ class EvaluatorProcess:
         argv = [sys.executable, "-c", WORKER_BOOT, name, profile]
         spec = Spec(mode=mode, channel=str(self.channel), uid=self.uid or 0, disk_mb=512, memory_mb=memory_mb,
                     workdir=f"{HOME}/evaluator", mounts=tuple(mounts), gpu=gpu is not None,
-                    autograder_parts=("kernel", "evaluators", "manifest.py"), env=env, argv=argv)
+                    autograder_parts=("kernel", "evaluators", "manifest.py", "variants.py"), env=env, argv=argv)
         self.spec_dir = Path(tempfile.mkdtemp(prefix="ags-"))
         command = [sys.executable, "-I", "-c", LAUNCH_BOOT, "--spec", str(spec.write(self.spec_dir))]
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -55,7 +55,7 @@ def check_tiny_model(assignments: list[Assignment], profile: str, log=None) -> N
 
 
 def plan(submissions: Path, out: Path, assignments: list[Assignment], profile: str, *, deadline, late_penalty: float,
-         memory_mb, timeout, ray_address, guard: bool, sandbox_mode, log, workers: int = 1,
+         memory_mb, timeout, ray_address, sandbox_mode, log, workers: int = 1,
          feedback_pages: bool = True) -> tuple[list, dict, Settings]:
     """(jobs, assignments by id, settings): everything decided once, before any kernel starts."""
     from autograder import evaluators
@@ -70,7 +70,7 @@ def plan(submissions: Path, out: Path, assignments: list[Assignment], profile: s
         a.gpu_needed("full") for a in needed) else 0
     requested = sandbox_mode or os.environ.get("AUTOGRADER_SANDBOX") or "auto"
     settings = Settings(profile=resolve_profile(profile, gpus), deadline=parse_deadline(deadline) if isinstance(
-        deadline, str) else deadline, late_penalty=late_penalty, memory_mb=memory_mb, timeout=timeout, guard=guard,
+        deadline, str) else deadline, late_penalty=late_penalty, memory_mb=memory_mb, timeout=timeout,
         gpus=gpus, sandbox=requested, lms=lms_metadata(Path(submissions)), feedback_pages=feedback_pages,
         # local kernels graded side by side share the cores; a Ray node sizes its own
         kernel_threads=threads_per_job(min(max(1, workers), len(jobs))) if ray_address is None and jobs else 0)
@@ -80,8 +80,9 @@ def plan(submissions: Path, out: Path, assignments: list[Assignment], profile: s
     if log:
         log(f"kernel isolation: {isolation.describe()} (own PID/mount/network namespaces, a copy of the submission "
             "only)" if isolation.isolated else
-            f"kernel isolation unavailable here ({isolation.reason}): grading with the in-kernel guards only; a "
-            "notebook can read what this user can read. See docs/GRADING.md.")
+            f"kernel isolation unavailable here ({isolation.reason}): a notebook can read what this user can read "
+            "(the hidden tests' expected values included) and forge its observations; grade on a host with "
+            "bubblewrap for marks that count. See docs/GRADING.md.")
     if settings.lms:
         (Path(out) / "lms.json").write_text(json.dumps(settings.lms, indent=2))
     check_tiny_model(needed, settings.profile, log)
@@ -107,7 +108,7 @@ def _template(needed: list[Assignment], settings: Settings, ray: bool, scratch: 
 def autograde(submissions: Path, out: Path, assignments: list[Assignment], workers: int = 1,
               profile: str = "tiny", *, deadline: datetime | str | None = None, late_penalty: float = 0.0,
               memory_mb: int | None = None, timeout: int | None = None, ray_address: str | None = None,
-              guard: bool = True, sandbox_mode: str | None = None, log=None,
+              sandbox_mode: str | None = None, log=None,
               feedback_pages: bool = True) -> list[Result]:
     """Grade every submission; write OUT/grades.csv, OUT/gradebook.db and OUT/feedback/<student>/<assignment>/
     (``feedback_pages=False``: result files and our summary page only, without nbgrader's page of the notebook)."""
@@ -117,7 +118,7 @@ def autograde(submissions: Path, out: Path, assignments: list[Assignment], worke
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     jobs, by_id, settings = plan(submissions, out, assignments, profile, deadline=deadline, late_penalty=late_penalty,
-                                 memory_mb=memory_mb, timeout=timeout, ray_address=ray_address, guard=guard,
+                                 memory_mb=memory_mb, timeout=timeout, ray_address=ray_address,
                                  sandbox_mode=sandbox_mode, log=log, workers=workers, feedback_pages=feedback_pages)
     needed = [by_id[name] for name in dict.fromkeys(job[1] for job in jobs)]
     with tempfile.TemporaryDirectory(prefix="autograde-") as scratch:

@@ -8,24 +8,9 @@ model caches, its limits.
 from __future__ import annotations
 
 import os
-import re
 
 from autograder.isolation.environment import inside_path
 from autograder.isolation.spec import HOME, Spec
-from autograder.kernel.guard import HELPERS_MODULES, TORCH_MODULES
-
-GUARD_MODULES = ("numpy", "numpy.testing", "numpy.linalg", "math", "operator", "functools", "autograder",
-                 "autograder.kernel", "autograder.kernel.exact")
-IMPORTS_TORCH = re.compile(r"^\s*(import torch|from torch)", re.MULTILINE)
-
-
-def guarded_modules(release) -> tuple[list[str], list[str]]:
-    """(recorded at kernel start, recorded when first imported). torch is recorded at start when
-    the release imports it anyway; the kit's helpers when the notebook first imports them."""
-    text = "\n".join(c.get("source", "") for c in release.cells if c.cell_type == "code")
-    if IMPORTS_TORCH.search(text):
-        return [*GUARD_MODULES, *TORCH_MODULES], list(HELPERS_MODULES)
-    return list(GUARD_MODULES), [*TORCH_MODULES, *HELPERS_MODULES]
 
 
 def thread_env(threads: int) -> dict[str, str]:
@@ -44,10 +29,9 @@ def threads_per_job(jobs: int) -> int:
     return 0 if jobs <= 1 else max(1, (os.cpu_count() or 1) // jobs)
 
 
-def kernel_env(profile: str, memory_mb: int, release, workspace, gpu: str | None,
+def kernel_env(profile: str, memory_mb: int, workspace, gpu: str | None,
                cache_env: dict[str, str], threads: int = 0) -> dict[str, str]:
-    """What the kernel is told: profile, offline flags, limits, the guard's lists and key file."""
-    modules, lazy = guarded_modules(release)
+    """What the kernel is told: profile, offline flags, limits."""
     channel = str(workspace.channel)
 
     def here(path) -> str:  # channel paths as the kernel sees them
@@ -61,9 +45,7 @@ def kernel_env(profile: str, memory_mb: int, release, workspace, gpu: str | None
         "PYTHONWARNINGS": "ignore", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error",
         "TQDM_DISABLE": "1",
         "AUTOGRADER_STATE_DIR": here(workspace.kernel_state),
-        "AUTOGRADER_GUARD_KEYFILE": here(workspace.channel / "guard.key"),
-        "AUTOGRADER_MEMORY_MB": str(memory_mb or 0), "AUTOGRADER_GUARD_MODULES": ",".join(modules),
-        "AUTOGRADER_GUARD_LAZY": ",".join(lazy),
+        "AUTOGRADER_MEMORY_MB": str(memory_mb or 0),
         # CUDA reserves far more address space than it uses: limit resident memory instead
         "AUTOGRADER_MEMORY_MODE": "rss" if gpu is not None else "as",
         "CUDA_VISIBLE_DEVICES": gpu if gpu is not None else "",

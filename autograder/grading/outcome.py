@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-STATUSES = ("ok", "failed-tests", "timeout", "out-of-memory", "crashed", "integrity", "invalid", "missing",
+STATUSES = ("ok", "failed-tests", "timeout", "out-of-memory", "crashed", "invalid", "missing",
             "no-gpu", "wrong-profile")
 
 
@@ -26,7 +26,7 @@ class Result:
     manual_max: float = 0.0
     """Points in manually graded answer cells (graded by a person in formgrader)."""
     status: str = "ok"
-    """ok | failed-tests | timeout | out-of-memory | crashed | integrity | invalid | missing | no-gpu |
+    """ok | failed-tests | timeout | out-of-memory | crashed | invalid | missing | no-gpu |
     wrong-profile"""
     seconds: float = 0.0
     cells: dict = field(default_factory=dict)
@@ -64,7 +64,6 @@ class Settings:
     """Override every assignment's kernel memory limit."""
     timeout: int | None = None
     """Override every assignment's per-cell timeout (seconds)."""
-    guard: bool = True
     gpus: int = 0
     """GPUs on this grader (detected by ``autograde``)."""
     sandbox: str = "auto"

@@ -1,7 +1,7 @@
 """A submission's status and the feedback line that explains it, decided from facts only.
 
 The facts: the job's :class:`~autograder.grading.outcome.JobSummary` (or its absence: the job was
-killed), the kernel's state folder (a memory marker), the guard's notes, and the artifact check.
+killed), the kernel's state folder (a memory marker), and the artifact check.
 Never from log text. In order of precedence:
 
 =================  ============================================================================
@@ -9,7 +9,6 @@ Never from log text. In order of precedence:
                    (points earned before are kept)
 ``out-of-memory``  the kernel passed its memory limit (a ``MemoryError`` or the watchdog's mark)
 ``crashed``        the kernel died, or the grading job itself ended without a summary
-``integrity``      the notebook tampered with how checks run (the guard said so)
 ``wrong-profile``  an artifact was trained in the other profile (tier cells score 0)
 ``failed-tests``   some autograded points were lost
 ``ok``             full autograded points
@@ -68,8 +67,6 @@ def decide(facts: Facts, score: float, max_score: float) -> tuple[str, list[str]
                            "crash in native code); later cells did not run (points earned before are kept)"]
     if not summary.autograde:
         return "crashed", [f"the notebook could not be graded: {summary.error or 'nbgrader produced no output'}"]
-    if "IntegrityError" in enames:
-        return "integrity", []
     if facts.mismatch:
         return "wrong-profile", []
     return ("ok" if score >= max_score else "failed-tests"), []

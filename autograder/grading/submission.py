@@ -8,7 +8,7 @@
 2. **measure**: run the assignment's grader-side evaluator on the artifact (``evaluators``);
 3. **run**: ``autograder.grading.job`` (nbgrader autograde + feedback) as the grader; its kernel
    starts through ``autograder.isolation.launcher`` (bubblewrap) and ``autograder.kernel``
-   (limits, sealed guard), executed by ``grading.executor.GuardedExecute``;
+   (limits), executed by ``grading.executor.ProbeExecute`` (hidden tests probed there, judged here);
 4. **score**: once the kernel and everything it started are dead, read the scores (``scoring``),
    the tier cells from the grader's measurement, and the status from facts (``status``);
 5. **report**: scrub hidden lines, tokens and grader paths; write ``OUT/feedback/<student>/<id>/``
@@ -38,8 +38,8 @@ from autograder.grading.workspace import Workspace
 from autograder.isolation import filesystem, processes
 from autograder.isolation.probe import probe
 from autograder.isolation.spec import SPEC_VARIABLE
-from autograder.manifest import Assignment
-from autograder.nbconfig import write_course_config
+from autograder.manifest import HIDDEN_TESTS, Assignment
+from autograder.nbconfig import Grading, write_course_config
 from autograder.reports.feedback import finish as write_feedback
 from autograder.reports.scrub import Scrubber
 
@@ -134,8 +134,9 @@ class Stopwatch:
 def _grade_in(sub: Submission, ws: Workspace, result: Result, evaluators, jobs) -> Outcome:
     watch = Stopwatch(result)
     result.timings["workspace"] = round(watch.mark - sub.started, 3)
-    write_course_config(ws.course, sub.cell_timeout, grading=True, guard=sub.settings.guard, channel=ws.channel,
-                        late_penalty=sub.settings.late_penalty)
+    write_course_config(ws.course, sub.cell_timeout, Grading(
+        tests_dir=ws.course / HIDDEN_TESTS / sub.assignment.id, partial_credit=sub.assignment.partial_credit,
+        channel=ws.channel, late_penalty=sub.settings.late_penalty))
     scrub = _scrubber(sub, ws)
     notebook, mismatch = _intake(sub, ws, result)
     watch.lap("intake")
@@ -159,7 +160,7 @@ def _grade_in(sub: Submission, ws: Workspace, result: Result, evaluators, jobs) 
     scoring.score_cells(result, autograded if summary and summary.autograde else None, record, ws.state)
     tier_ids = scoring.apply_tiers(result, declared, record, mismatch)
     result.score = scoring.total(result)
-    _explain(result, summary, tier_ids, ws.state)
+    _explain(result, summary, tier_ids)
     facts = status.Facts(summary=summary, hard_timeout=hard_timeout,
                          memory_marked=status.memory_marked(ws.kernel_state), mismatch=mismatch,
                          cell_timeout=sub.cell_timeout, notebook_timeout=sub.assignment.limits.notebook_timeout_s,
@@ -228,13 +229,13 @@ def _run_job(sub: Submission, ws: Workspace, notebook: Path, measurement: dict |
     mounts, cache_env = filesystem.stage_caches(ws.course.parent / ".caches", other_uid=ws.isolation.mode == "root")
     if not ws.isolation.isolated:
         mounts, cache_env = [], {k: v for k, v in _host_cache_env().items()}
-    env = kernel_env(sub.settings.profile, sub.memory_mb, sub.release, ws, sub.gpu, cache_env,
+    env = kernel_env(sub.settings.profile, sub.memory_mb, ws, sub.gpu, cache_env,
                      threads=sub.settings.kernel_threads)
     spec = sandbox_spec(ws, sub.assignment, notebook, env, sub.gpu, mounts, sub.memory_mb)
     limit = sub.assignment.limits.notebook_timeout_s
     summary_file = ws.state / "job.json"
     job_env = {"JUPYTER_PATH": str(ws.course / "jupyter"), "JUPYTER_RUNTIME_DIR": str(ws.channel),
-               "AUTOGRADER_GRADER_STATE": str(ws.state), "AUTOGRADER_GUARD_KEYFILE": str(ws.channel / "guard.key"),
+               "AUTOGRADER_GRADER_STATE": str(ws.state),
                "AUTOGRADER_JOB_SUMMARY": str(summary_file), SPEC_VARIABLE: str(spec.write(ws.state)),
                "AUTOGRADER_NOTEBOOK_DEADLINE": str(time.time() + limit)}
     if measurement is not None:
@@ -290,21 +291,14 @@ def _gradebook_record(ws: Workspace, sub: Submission) -> dict | None:
         return None
 
 
-def _explain(result: Result, summary: JobSummary | None, tier_ids: set, state: Path) -> None:
-    """One feedback line per lost test (its check's message) and per thing the guard did."""
+def _explain(result: Result, summary: JobSummary | None, tier_ids: set) -> None:
+    """One feedback line per lost test: its check's message."""
     messages = summary.messages if summary else {}
     result.cell_messages = {name: msg for name, msg in messages.items()
                             if name in result.cells and result.cells[name][0] < result.cells[name][1]}
     for name, message in result.cell_messages.items():
         if name not in tier_ids:
             result.feedback.append(f"{name}: {message}")
-    notes = (state / "guard.txt").read_text().splitlines() if (state / "guard.txt").exists() else []
-    for line in dict.fromkeys(notes):
-        if line.startswith("tampered: "):
-            result.feedback.append(f"the notebook changed how the grader runs cells ({line[10:300]}): the checks "
-                                   "it affected were not trusted and scored 0")
-        else:
-            result.feedback.append(f"before the tests ran, the grader restored what the notebook replaced: {line}")
 
 
 def _keep_for_formgrader(ws: Workspace, sub: Submission) -> None:

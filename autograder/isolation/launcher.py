@@ -105,8 +105,9 @@ def run(spec: Spec, argv: list[str]) -> int:
     if spec.mode not in ("root", "user"):
         return _run_plain(spec, argv)
     applied = limits.enter_cgroup(spec.memory_mb, spec.pids_max)
+    limits.file_size_limit(spec.disk_mb)
     uid = spec.uid if spec.mode == "root" else os.getuid()
-    if spec.mode == "root":  # the guard's key, the connection file: the sandbox user reads them
+    if spec.mode == "root":  # the connection file: the sandbox user reads it
         for path in [Path(spec.channel), *Path(spec.channel).iterdir()]:
             os.chown(path, uid, uid)
     info_read, info_write = os.pipe()
@@ -146,7 +147,7 @@ def main(args: list[str]) -> int:
     if args[:1] == ["--spec"]:
         spec_path, args = args[1], args[2:]
     spec_path = spec_path or os.environ.get(SPEC_VARIABLE)
-    if not spec_path:  # a grading kernel started by hand: no sandbox, in-kernel guards only
+    if not spec_path:  # a grading kernel started by hand: no sandbox
         _new_session()
         os.execv(sys.executable, [sys.executable, "-c", KERNEL_BOOT, *args])
     spec = Spec.read(spec_path)

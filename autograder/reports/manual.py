@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.grading.outcome import Result
+from autograder.manifest import HIDDEN_TESTS
 from autograder.nbconfig import db_url, write_out_config
 from autograder.reports.feedback import (
     load_results,
@@ -66,7 +67,7 @@ def prepare_out(out: Path, template: Path, assignments, log=_stderr) -> None:
     copy that differs from an earlier run's (the solution changed) is replaced with a line."""
     out = Path(out)
     for assignment in assignments:
-        for kind in ("source", "release"):
+        for kind in ("source", "release", HIDDEN_TESTS):
             source = Path(template) / kind / assignment.id
             if source.is_dir():
                 target = out / kind / assignment.id
@@ -178,12 +179,22 @@ def attach_manual(out: Path, results: list[Result], grades: dict | None = None) 
 
 
 def check_out(out: Path, command: str = "grades") -> None:
-    """ValueError (one line) unless OUT is a folder ``autograde`` wrote."""
+    """ValueError (one line) unless OUT is a folder ``autograde`` wrote; the line says what to run."""
     out = Path(out)
-    if not (out / "gradebook.db").is_file() or not any(out.glob("feedback/*/*/result.json")):
-        what = "does not exist" if not out.exists() else "is not a graded folder (no gradebook.db and feedback/)"
-        raise ValueError(f"{out} {what}: run `python -m autograder autograde SUBMISSIONS --out {out}` first, "
-                         f"then `python -m autograder {command} {out}`")
+    if (out / "gradebook.db").is_file() and any(out.glob("feedback/*/*/result.json")):
+        return
+    if not out.exists():
+        raise ValueError(f"{out} does not exist: run `python -m autograder autograde SUBMISSIONS --out {out}` "
+                         f"first, then `python -m autograder {command} {out}`")
+    if (out / "_collect_report.json").exists() or any(out.glob("*/*/*.ipynb")) and not (out / "gradebook.db").exists():
+        raise ValueError(f"{out} holds submissions, not grades: run `python -m autograder autograde {out} --out "
+                         f"GRADED` (a new folder), then `python -m autograder {command} GRADED`")
+    if (out / "gradebook.db").is_file() and any(out.glob("feedback/*/*/*.html")):
+        raise ValueError(f"{out}/feedback has pages but no result.json (nbgrader's own feedback command wrote there, "
+                         f"as older versions of the kit let it): run `python -m autograder autograde SUBMISSIONS "
+                         f"--out {out}` again to rebuild them (written grades in the gradebook are kept)")
+    raise ValueError(f"{out} is not a folder `autograde` wrote (no gradebook.db and feedback/): run `python -m "
+                     f"autograder autograde SUBMISSIONS --out OUT` first, then `python -m autograder {command} OUT`")
 
 
 def repair_graded(out: Path, log=_stderr) -> int:

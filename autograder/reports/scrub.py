@@ -5,8 +5,9 @@ reads (``In``, ``linecache``, a caller's frame, a file). So after autograding:
 
 - every test cell's source loses its hidden region (``### BEGIN HIDDEN TESTS`` ...);
 - every error output keeps only ``Name: message`` (tracebacks quote the failing line);
-- every line of a hidden region or of a solution block in the *source* notebook (at least
-  :data:`MIN_LENGTH` characters, and not also in the student release) is replaced by
+- every line of a hidden region or of a solution block in the *source* notebook, and every line
+  of the assignment's hidden-test files (``<course>/hidden_tests/<id>/``: what the kernel ran as a
+  probe; at least :data:`MIN_LENGTH` characters, and not also in the student release) is replaced by
   ``[hidden line]`` wherever it appears in any output of any cell, in the feedback HTML (raw and
   HTML-escaped), in the feedback lines and in ``result.json`` / ``results.json``.
 
@@ -35,8 +36,7 @@ SOLUTION_REGION = re.compile(r"### BEGIN SOLUTION(.*?)### END SOLUTION", re.DOTA
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 MIN_LENGTH = 8
 PLACEHOLDER = "[hidden line]"
-PRIORITY_ERRORS = ("CellTimeoutError", "DeadKernelError", "IntegrityError", "NotRun")
-GUARD_TRIGGER = re.compile(r"__autograder_guard(?:_inline|_baseline)?__ = (?:\"[0-9a-f]*\"|1)\s*(?:\\n|\n)?")
+PRIORITY_ERRORS = ("CellTimeoutError", "DeadKernelError", "NotRun")
 
 
 TOKEN_SHAPES = re.compile(
@@ -101,7 +101,6 @@ class Scrubber:
     def __call__(self, text: str) -> str:
         if not isinstance(text, str) or not text:
             return text
-        text = GUARD_TRIGGER.sub("", text)  # the grader's own trigger lines, as echoed by `In`
         if self.pattern:
             text = self.pattern.sub(PLACEHOLDER, text)
         text = TOKEN_SHAPES.sub(TOKEN_PLACEHOLDER, text)  # the last line of defence for credentials
@@ -114,6 +113,7 @@ class Scrubber:
 
     @classmethod
     def from_notebooks(cls, source: Path | None, release: Path | None, paths: dict[str, str] | None = None) -> Scrubber:
+        """From ``<course>/source/<id>/<id>.ipynb``, its release, and the course's hidden tests of ``<id>``."""
         return cls(secret_lines(source, release) if source is not None and Path(source).exists() else set(), paths)
 
 
@@ -145,18 +145,38 @@ def _lines(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines()]
 
 
+def _hidden_test_files(source: Path) -> list[Path]:
+    """The hidden-test files of the course ``source`` (``<course>/source/<id>/<id>.ipynb``) belongs to."""
+    from autograder.manifest import HIDDEN_TESTS
+
+    folder = Path(source).resolve().parents[2] / HIDDEN_TESTS / Path(source).parent.name
+    return sorted(folder.glob("*.py")) if folder.is_dir() else []
+
+
+def _kernel_source(path: Path) -> str:
+    from autograder.grading.hidden_tests import kernel_source
+
+    try:
+        return kernel_source(path.read_text(encoding="utf-8"), path.parent, roots=("probe", "measure_here"))
+    except SyntaxError:
+        return ""
+
+
 def secret_lines(source: Path, release: Path | None) -> set[str]:
-    """Lines of hidden regions and solution blocks (or solution cells) in the source notebook;
-    read once per process for the same two files' contents."""
+    """Lines of hidden regions and solution blocks (or solution cells) in the source notebook and
+    of the hidden-test files; read once per process for the same files' contents."""
     source_bytes = Path(source).read_bytes()
     release_bytes = Path(release).read_bytes() if release is not None and Path(release).exists() else b""
-    key = (hashlib.blake2b(source_bytes).digest(), hashlib.blake2b(release_bytes).digest())
+    files = _hidden_test_files(source)
+    tests = b"\0".join(p.read_bytes() for p in files)
+    key = tuple(hashlib.blake2b(part).digest() for part in (source_bytes, release_bytes, tests))
     if key not in _SECRETS:
-        _remember(_SECRETS, key, frozenset(_read_secret_lines(source_bytes, release_bytes)))
+        probes = "\n".join(_kernel_source(p) for p in files)  # as the kernel got them (reformatted)
+        _remember(_SECRETS, key, frozenset(_read_secret_lines(source_bytes, release_bytes, tests.decode() + probes)))
     return set(_SECRETS[key])
 
 
-def _read_secret_lines(source_bytes: bytes, release_bytes: bytes) -> set[str]:
+def _read_secret_lines(source_bytes: bytes, release_bytes: bytes, tests: str = "") -> set[str]:
     notebook = nbformat.reads(source_bytes.decode(), as_version=4)
     public = set()
     if release_bytes:
@@ -174,6 +194,7 @@ def _read_secret_lines(source_bytes: bytes, release_bytes: bytes) -> set[str]:
             for line in _lines(chunk):
                 if len(line) >= MIN_LENGTH and line not in public:
                     found.add(line)
+    found.update(line for line in _lines(tests) if len(line) >= MIN_LENGTH and line not in public)
     return found
 
 

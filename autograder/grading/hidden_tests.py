@@ -1,0 +1,286 @@
+"""Hidden tests: ordinary Python files, probed in the kernel and judged here, in the grader.
+
+Each graded test cell's hidden part is one call, ``hidden_test("<assignment>", "<test>")``, naming
+``solutions/<assignment>/tests/<test>.py``. That file holds
+
+- ``probe(nb, observe)``: runs in the student's kernel. It builds inputs from seeds and small
+  constructions, calls the notebook's functions (``nb.name``) and records what they return with
+  ``observe(label, fn, *args)`` or ``observe.value(label, value)``;
+- ``TODO`` (the cell's title in messages) and ``HINTS`` (label -> what to check), shown on failure;
+- optionally ``judge(check)``, for checks that are rules rather than equality with the reference
+  (a task the student designs, an artifact's measurement).
+
+Only ``probe`` and what it uses (:func:`kernel_source`) is sent to the kernel. The expected values
+are the reference's own observations (``tests/expected.json``, written by ``python -m autograder
+generate`` from the solution notebook, see ``autograder.authoring.expected``), compared with
+:func:`autograder.grading.compare.difference`.
+"""
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from autograder.grading.compare import describe, difference
+
+HIDDEN_CALL = re.compile(r"hidden_test\(\s*['\"](?P<assignment>\w+)['\"]\s*,\s*['\"](?P<test>\w+)['\"]"
+                         r"(?:\s*,\s*['\"](?P<cell>\w+)['\"])?\s*\)")
+EXPECTED_FILE = "expected.json"
+NOT_REACHED = "not reached (an earlier step failed)"
+
+
+def named_in(source: str) -> str | None:
+    """The hidden test a test cell's source calls, if any."""
+    found = HIDDEN_CALL.search(source)
+    return found.group("test") if found else None
+
+
+@dataclass(frozen=True)
+class HiddenTest:
+    name: str
+    path: Path
+
+    @cached_property
+    def module(self):
+        """The whole file, imported in the grader (never in a kernel); shared files of its folder importable."""
+        spec = importlib.util.spec_from_file_location(f"_hidden_{self.path.parent.parent.name}_{self.name}", self.path)
+        module = importlib.util.module_from_spec(spec)
+        folder = str(self.path.parent)
+        sys.path.insert(0, folder)
+        try:
+            spec.loader.exec_module(module)
+        finally:
+            sys.path.remove(folder)
+            for name, loaded in list(sys.modules.items()):  # another assignment may share a file's name
+                if str(getattr(loaded, "__file__", "") or "").startswith(folder + "/"):
+                    del sys.modules[name]
+        return module
+
+    @cached_property
+    def kernel_source(self) -> str:
+        return kernel_source(self.path.read_text(encoding="utf-8"), self.path.parent)
+
+    @property
+    def title(self) -> str:
+        return getattr(self.module, "TODO", None) or (self.module.__doc__ or self.name).strip().splitlines()[0]
+
+    @property
+    def measured_by(self) -> str | None:
+        """An evaluator whose measurement (made outside the kernel) decides this test; no probe runs."""
+        return getattr(self.module, "MEASURED_BY", None)
+
+
+def load(folder: Path) -> dict[str, HiddenTest]:
+    folder = Path(folder)
+    return {p.stem: HiddenTest(p.stem, p) for p in sorted(folder.glob("test_*.py"))}
+
+
+def read_expected(folder: Path) -> dict:
+    path = Path(folder) / EXPECTED_FILE
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def _bound_names(node: ast.stmt) -> set[str]:
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return set()
+
+
+def _shared_import(node: ast.stmt, folder: Path | None) -> Path | None:
+    """The shared file of the tests folder a ``from _name import ...`` line reads, if it is one."""
+    if folder is None or not isinstance(node, ast.ImportFrom) or node.level or not (node.module or "").startswith("_"):
+        return None
+    path = Path(folder) / f"{node.module}.py"
+    return path if path.is_file() else None
+
+
+def kernel_source(text: str, folder: Path | None = None, roots: tuple[str, ...] = ("probe",)) -> str:
+    """What the kernel gets of a hidden-test file: ``probe`` and every top-level definition and
+    import it uses, transitively (a ``from _shared import x`` of the tests folder is inlined the same
+    way); ``judge``, ``HINTS`` and anything else only the grader reads stay here."""
+    body = ast.parse(text).body
+    by_name = {name: node for node in body for name in _bound_names(node)}
+    needed, queue = set(), list(roots)
+    while queue:
+        name = queue.pop()
+        if name in needed or name not in by_name:
+            continue
+        needed.add(name)
+        used = {n.id for n in ast.walk(by_name[name]) if isinstance(n, ast.Name)}
+        queue.extend(used - needed)
+    parts = []
+    for node in body:
+        names = _bound_names(node) & needed
+        if not names:
+            continue
+        shared = _shared_import(node, folder)
+        if shared is not None:
+            parts.append(kernel_source(shared.read_text(encoding="utf-8"), folder, tuple(sorted(names))).rstrip())
+        else:
+            parts.append(ast.unparse(node))
+    return "\n".join(parts) + "\n"
+
+
+class Unusable(Exception):
+    """A judge asked for a value the student's code did not produce (it raised, or never ran)."""
+
+
+def decode(observation):
+    """Python values from an observation: numbers, str, lists, dicts; arrays as nested lists."""
+    kind = observation.get("type")
+    if kind == "array":
+        values, shape = list(observation["values"]), list(observation["shape"])
+        for size in reversed(shape[1:]):
+            values = [values[i:i + size] for i in range(0, len(values), size)] if size else []
+        return values if shape else values[0]
+    if kind in ("list", "tuple"):
+        return [decode(item) for item in observation["items"]]
+    if kind == "dict":
+        return {key: decode(value) for key, value in observation["items"].items()}
+    if kind == "object":
+        return observation
+    return observation.get("value")
+
+
+@dataclass
+class Check:
+    """What a test file's ``judge(check)`` works with."""
+    grade_id: str
+    observed: dict
+    expected: dict
+    hints: dict
+    measurement: dict | None = None
+    failures: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    passed: int = 0
+    errors: list = field(default_factory=list)
+    """What the failing calls raised, for one line when every check raised the same."""
+
+    def raw(self, label: str) -> dict | None:
+        return self.observed.get(label)
+
+    def got(self, label: str):
+        """The student's value for ``label``; a judge that asks for a value that raised stops there."""
+        found = self.observed.get(label)
+        if not isinstance(found, dict):
+            raise Unusable(f"{label}: {NOT_REACHED}")
+        if found.get("type") == "error":
+            raise Unusable(f"{label}: {describe(found)}")
+        return decode(found)
+
+    def want(self, label: str):
+        return decode(self.expected[label])
+
+    def expect(self, condition: bool, message: str) -> bool:
+        if condition:
+            self.passed += 1
+        else:
+            self.failures.append(message)
+        return bool(condition)
+
+    def same(self, label: str) -> bool:
+        """The default check of one label: the student's value equals the reference's."""
+        found = self.observed.get(label)
+        if not isinstance(found, dict):
+            return self.expect(False, f"{label}: {NOT_REACHED}")
+        differs = difference(found, self.expected[label])
+        if differs is not None and found.get("type") == "error":
+            self.errors.append(differs)
+        hint = self.hints.get(label) if found.get("error") != "NotImplementedError" else None
+        return self.expect(differs is None, f"{label}: {differs}" + (f". What to check: {hint}" if hint else ""))
+
+    def same_all(self, skip=()) -> None:
+        for label in self.expected:
+            if label not in skip:
+                self.same(label)
+
+
+@dataclass
+class Verdict:
+    score: float
+    """Fraction of the cell's points, 0 to 1."""
+    failures: list
+    notes: list = field(default_factory=list)
+    cause: str = "AssertionError"
+    """The error name a failing cell shows: ``MemoryError`` when the kernel ran out of memory in a check,
+    ``CellTimeoutError`` when it ran past the time limit (the submission's status follows it)."""
+
+
+MEMORY_ERRORS = ("MemoryError", "OutOfMemoryError")
+
+
+def _cause(report) -> str:
+    """MemoryError when a check died of memory (in a call or in the probe itself), else AssertionError."""
+    if not isinstance(report, dict):
+        return "AssertionError"
+    found = [report.get("error")] + list((report.get("observations") or {}).values())
+    return "MemoryError" if any(isinstance(o, dict) and o.get("error") in MEMORY_ERRORS for o in found) \
+        else "AssertionError"
+
+
+def _default_judge(check: Check) -> None:
+    check.same_all()
+
+
+def judge(test: HiddenTest, report, expected: dict | None, grade_id: str, partial: bool = False,
+          measurement: dict | None = None) -> Verdict:
+    """The verdict on one test cell from the kernel's report (None: no report came back)."""
+    title = test.title
+    if test.measured_by is None and not isinstance(report, dict):
+        return Verdict(0.0, [f"{title}: the graded checks sent no result ({report or 'none arrived'})"])
+    observed = (report or {}).get("observations") or {}
+    check = Check(grade_id, observed if isinstance(observed, dict) else {}, expected or {},
+                  getattr(test.module, "HINTS", {}), measurement)
+    stopped = (report or {}).get("error")
+    try:
+        (getattr(test.module, "judge", None) or _default_judge)(check)
+    except Unusable as missing:
+        check.failures.append(str(missing))
+    except Exception as error:  # noqa: BLE001 - a judge that cannot read a result fails the check, never the batch
+        check.failures.append(f"the result could not be judged ({type(error).__name__})")
+    total = check.passed + len(check.failures)
+    if isinstance(stopped, dict) and (check.failures or not check.passed):
+        # the reason first; lines about labels never reached (or, with nothing observed, any line) add nothing
+        reached = [line for line in check.failures if not line.endswith(NOT_REACHED)] if check.observed else []
+        check.failures = [f"the checks stopped early: {describe(stopped)}"] + reached
+    if len(check.failures) > 1 and len(check.errors) == len(check.failures) and len(set(check.errors)) == 1:
+        check.failures = [f"every check {check.errors[0]}"]
+    failures = [f"{title}, {line}" for line in check.failures]
+    if not failures:
+        return Verdict(1.0, [], check.notes)
+    return Verdict(check.passed / total if partial and total else 0.0, failures, check.notes, _cause(report))
+
+
+def judge_in_process(assignment: str, name: str, namespace: dict, observe_probe,
+                     grade_id: str | None = None) -> Verdict:
+    """Plain ``nbgrader autograde``: probe (``observe_probe`` of ``autograder.kernel.probe``) and judge
+    in the notebook's own process (not safe against a hostile notebook; it never passes what the
+    kit's grader would fail)."""
+    from autograder.manifest import REPO_ROOT
+
+    folder = REPO_ROOT / "solutions" / assignment / "tests"
+    tests = load(folder)
+    if name not in tests:
+        raise AssertionError(f"hidden test {name} not found in {folder}: grade with python -m autograder autograde")
+    test = tests[name]
+    if test.measured_by is not None:
+        report, measurement = None, measure_in_process(test)
+    else:
+        report, measurement = observe_probe(name, test.kernel_source, namespace), None
+    expected = read_expected(folder).get("tests", {}).get(name)
+    return judge(test, report, expected, grade_id or name, measurement=measurement)
+
+
+def measure_in_process(test: HiddenTest) -> dict:
+    """A measured test's own fallback measurement (plain nbgrader: no grader-side evaluator ran)."""
+    return test.module.measure_here()

@@ -1,0 +1,8 @@
+"""Ignores the mask along a dimension."""
+KIND = "wrong"
+EXPECTED = {"test_masked_mean": 0, "test_masked_mean_dims": 0}
+PATCHES = [
+    ('masked_mean',
+     'return (tensor * weights).sum(dim=dim) / weights.sum(dim=dim)',
+     'return tensor.mean(dim=dim)'),
+]

@@ -1,0 +1,8 @@
+"""Forgets the minus sign (gradient ascent on the loss)."""
+KIND = "wrong"
+EXPECTED = {"test_naive_policy_gradient_loss": 0, "test_naive_policy_gradient_loss_grad": 0}
+PATCHES = [
+    ('naive_policy_gradient_loss',
+     'return -raw_rewards_or_advantages * policy_log_probs  # [B, 1] * [B, T] -> [B, T]',
+     'return raw_rewards_or_advantages * policy_log_probs'),
+]

@@ -1,0 +1,8 @@
+"""Step size lr / (2 + t): the first update already uses lr / 2."""
+KIND = "wrong"
+EXPECTED = {"test_maxent_irl_update": 0, "test_maxent_irl_steps": 0, "test_maxent_irl_world": 0}
+PATCHES = [
+    ('maxent_irl',
+     'omega = omega * np.exp(lr / (1.0 + step) * grad)                                 # (d,), stays > 0',
+     'omega = omega * np.exp(lr / (2.0 + step) * grad)'),
+]

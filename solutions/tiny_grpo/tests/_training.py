@@ -1,0 +1,54 @@
+"""The train probes' world: 40 sorting prompts, the tests' config, and a stand-in grpo_step whose
+gradient is known (k times a fixed direction at its k-th call), so that train is graded alone."""
+import contextlib
+import io
+
+import torch
+from _world import SORT, StepConfig, fixed_rollout, tiny_policy, tokenizer, trainable
+
+POOL = [SORT.format(digits=" ".join(str((7 * i + j) % 10) for j in range(3 + i % 4))) for i in range(40)]
+LR = 1e-3
+CONFIG = StepConfig(steps=3, batch_prompts=2, group_size=2, micro_batch=4, log_every=1, lr=LR)
+
+
+def known_gradient_step(policy, tok, calls: list):
+    """A grpo_step that records each call (its prompts, the gradient it finds, the weights) and leaves
+    k * direction as the gradient at its k-th call; it returns loss 0.25 k, kl 0.125 k and rewards
+    [0, 1, 1, 0.5 k]."""
+    weights = trainable(policy)
+    draw = torch.Generator().manual_seed(3)
+    direction = {name: torch.randn(p.shape, generator=draw) for name, p in weights.items()}
+    rollout = fixed_rollout(tok, POOL[:2], 2, 8)            # for a train that logs from the rollout
+
+    def grpo_step(model, tokenizer, prompts, cfg):
+        k = len(calls) + 1
+        calls.append({"prompts": list(prompts), "weights": {n: p.detach().clone() for n, p in weights.items()},
+                      "gradient": sum(float(p.grad.abs().sum()) for p in weights.values() if p.grad is not None)})
+        sum((p * (k * direction[n])).sum() for n, p in weights.items()).backward()
+        return {"loss": 0.25 * k, "rewards": torch.tensor([0.0, 1.0, 1.0, 0.5 * k]), "advantages": torch.zeros(4),
+                "kl": 0.125 * k, "rollout": rollout}
+
+    return grpo_step
+
+
+@contextlib.contextmanager
+def captured():
+    """What the block prints (stdout and stderr), as a list holding one string once it ends."""
+    printed, buffer = [], io.StringIO()
+    with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
+        try:
+            yield printed
+        finally:
+            printed.append(buffer.getvalue())
+
+
+def train_with_stand_in(nb, observe, label: str, cfg, calls: list, printed=None):
+    """Run the notebook's train on a fresh tiny policy with the stand-in step, observed under ``label``;
+    (policy, its frozen weights before, train's records or None)."""
+    tok, policy, done = tokenizer(), tiny_policy(), []
+    frozen = [p.detach().clone() for p in policy.parameters() if not p.requires_grad]
+    with nb.replaced(grpo_step=known_gradient_step(policy, tok, calls)), captured() as output:
+        observe(label, lambda: done.append(nb.train(policy, tok, list(POOL), cfg)))
+    if printed is not None:
+        printed.extend(output)
+    return policy, frozen, (done[0] if done else None)

@@ -1,0 +1,30 @@
+"""Cell 5, grpo_step's rollout (1 point): rewards of row i scored against prompt i // G, advantages over
+the whole step, and ValueError for cfg.group_size < 2. On a fixed rollout of the tiny model, with the
+tests' stand-ins for get_reward, group_advantages, grpo_loss and k3_kl; default comparison."""
+import dataclasses
+
+import torch
+from _world import PROMPTS, STAND_INS, StepConfig, error_name, fixed_sampling, tiny_policy, tokenizer
+
+TODO = "Cell 5, grpo_step (rewards and advantages)"
+
+
+def probe(nb, observe):
+    tok, policy, cfg, done = tokenizer(), tiny_policy(nudge=True), StepConfig(), []
+    with nb.replaced(**STAND_INS), fixed_sampling(tok, []):
+        torch.manual_seed(11)
+        observe("grpo_step on 3 prompts, G = 4", lambda: done.append(nb.grpo_step(policy, tok, list(PROMPTS), cfg)))
+        if done:
+            observe("rewards", lambda: done[0]["rewards"])
+            observe("advantages", lambda: done[0]["advantages"])
+        single = dataclasses.replace(cfg, group_size=1)
+        observe("cfg.group_size = 1", error_name, nb.grpo_step, policy, tok, list(PROMPTS[:2]), single)
+
+
+HINTS = {
+    "rewards": "score row i (completion i of the rollout) with get_reward against prompt i // G: repeat each "
+               "prompt G times, in the rollout's order",
+    "advantages": "call group_advantages once, on the rewards of the whole step, with group_size = cfg.group_size",
+    "cfg.group_size = 1": "a group of one completion has no baseline: raise ValueError (group_advantages does, "
+                          "if you call it before anything else fails)",
+}

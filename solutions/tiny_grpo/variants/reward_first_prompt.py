@@ -1,0 +1,8 @@
+"""Scores every response against the first prompt of the batch."""
+KIND = "wrong"
+EXPECTED = {"test_reward": 0, "test_sanity_table": 0}
+PATCHES = [
+    ('reward',
+     'return [1.0 if response.split() == expected_answer(prompt).split() else 0.0  # all or nothing (Cell 1)',
+     'return [1.0 if response.split() == expected_answer(prompts[0]).split() else 0.0'),
+]

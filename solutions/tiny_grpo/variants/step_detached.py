@@ -1,0 +1,8 @@
+"""Computes the log-probs under no_grad: nothing to back-propagate."""
+KIND = "wrong"
+EXPECTED = {"test_grpo_step_loss": 0}
+PATCHES = [
+    ('grpo_step',
+     'logprobs = grpo.token_logprobs(model, *args)  # [n, t]',
+     'logprobs = grpo.token_logprobs(model, *args).detach().requires_grad_(True)'),
+]

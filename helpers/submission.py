@@ -93,6 +93,8 @@ class Report:
     cells that end in an error."""
     export_graded: bool = True
     """Whether the notebook is graded on its Markdown export (then the limit and header count)."""
+    optional: list[Problem] = field(default_factory=list)
+    """Optional TODOs (no check or person grades them) still open: a note, never blocking."""
 
     @property
     def within_limit(self) -> bool:
@@ -123,6 +125,9 @@ class Report:
         if other:
             lines.append(f"  [FAIL] {len(other)} problem(s) to fix:")
             lines.extend(f"         - {problem}" for problem in other)
+        if self.optional:
+            lines.append(f"  [note] {len(self.optional)} optional TODO(s) left open (not graded):")
+            lines.extend(f"         - {problem.where}" for problem in self.optional)
         if self.render_problems:
             lines.append(f"  [warn] {len(self.render_problems)} cell(s) may render badly:")
             lines.extend(f"         - {problem}" for problem in self.render_problems)
@@ -329,15 +334,37 @@ def _unanswered(source: str) -> bool:
     return any(line.strip() in UNANSWERED for line in source.splitlines())
 
 
-def blocking_problems(notebook) -> list[Problem]:
-    """What stops a notebook from being ready: unanswered placeholders, cells that end in an
-    error, and a notebook whose code cells were never run (no outputs, no execution counts)."""
+def graded_answer_cells(nb) -> set[int]:
+    """Indexes of the cells whose answer is graded: written answers that carry points, and code TODOs
+    a test cell comes after (an extension after the last test is optional). A cell without the
+    course's metadata (a notebook pasted together) counts as graded: nothing says it is not."""
+    def meta(cell):
+        return cell.get("metadata", {}).get("nbgrader", {})
+
+    tests = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and meta(c).get("grade")
+             and not meta(c).get("solution")]
+    last_test = max(tests, default=-1)
+    return {i for i, c in enumerate(nb.cells)
+            if not meta(c) or meta(c).get("grade") or (meta(c).get("solution") and i < last_test)}
+
+
+def optional_todos(notebook) -> list[Problem]:
+    """Answer cells no test or person grades that still hold their placeholder (an optional extension)."""
     nb = _read(notebook)
-    where = cell_locations(nb)
+    where, graded = cell_locations(nb), graded_answer_cells(nb)
+    return [Problem(i, "an optional TODO (not graded) is still open", where[i])
+            for i, cell in enumerate(nb.cells) if i not in graded and _unanswered(cell.get("source", ""))]
+
+
+def blocking_problems(notebook) -> list[Problem]:
+    """What stops a notebook from being ready: unanswered placeholders in graded answers, cells that
+    end in an error, and a notebook whose code cells were never run (no outputs, no execution counts)."""
+    nb = _read(notebook)
+    where, graded = cell_locations(nb), graded_answer_cells(nb)
     problems = []
     for index, cell in enumerate(nb.cells):
         source = cell.get("source", "")
-        if _unanswered(source):
+        if _unanswered(source) and index in graded:
             problems.append(Problem(index, "still holds the unanswered placeholder (YOUR ANSWER HERE / "
                                            "NotImplementedError)", where[index]))
         if cell.cell_type == "code":
@@ -438,6 +465,7 @@ def check_notebook(path=None, limit: int = CHARACTER_LIMIT, assignment: str | No
         markdown=markdown,
         blocking=blocking_problems(nb),
         export_graded=_export_graded(nb, path, assignment),
+        optional=optional_todos(nb),
     )
 
 
@@ -617,20 +645,20 @@ def pack(assignment_id: str, notebook=None, artifacts: str | Path | None = None,
     finally:
         if os.path.exists(scratch):
             os.remove(scratch)
-    limit = EXPORT_LIMITS.get(assignment_id)
-    if limit is not None:
-        report = check_notebook(nb, limit, assignment=assignment_id)
-        if not report.ok:
-            verdict = report.format().splitlines()[-1].split("NOT ready to submit: ", 1)[-1]
-            print(f"warning: not ready to submit ({verdict}; the Markdown export has {report.characters:,} of "
-                  f"{limit:,} characters): run submission.check() and fix it before handing in")
+    report = check_notebook(nb, EXPORT_LIMITS.get(assignment_id, CHARACTER_LIMIT), assignment=assignment_id)
     offer = runtime.is_colab() if download is None else download
     if offer:
         from google.colab import files as colab_files
 
         colab_files.download(str(out))
-    print(f"submission: {out} ({assignment_id}.ipynb + {len(files)} artifact file(s), {total / 1e6:.1f} MB)"
-          f"{'; download started' if offer else ''}; hand in this zip")
+    packed = (f"submission: {out} ({assignment_id}.ipynb + {len(files)} artifact file(s), {total / 1e6:.1f} MB)"
+              f"{'; download started' if offer else ''}")
+    if report.ok:
+        print(f"{packed}; hand in this zip")
+    else:
+        missing = report.format().splitlines()[-1].split("NOT ready to submit: ", 1)[-1]
+        print(f"{packed}; NOT ready to hand in yet ({missing}): run submission.check() to see where, fix it, "
+              "save, and pack again")
     return out
 
 

@@ -143,3 +143,27 @@ def test_demo_prints_expected_table(course, tmp_path):
     assert "reference" in table and "blank" in table and "buggy" in table
     rows = {row["student"]: row for row in csv.DictReader(open(tmp_path / "demo" / "grades.csv"))}
     assert [rows[s]["score"] for s in ("reference", "blank", "buggy")] == ["2", "0", "0"]
+
+
+def test_a_mistyped_id_count_or_empty_download_is_one_line_and_writes_nothing(tmp_path):
+    """Issue 31: `collect --assignment maxent` exited 0 and wrote maxent/ folders; autograde and release
+    printed a 12-line traceback; an empty zip exited 0; --workers 0 and -2 were accepted."""
+    import zipfile
+
+    empty = tmp_path / "empty.zip"
+    zipfile.ZipFile(empty, "w").close()
+    out = tmp_path / "out"
+    for args in (["collect", str(empty), "--assignment", "maxent", "--out", str(out)],
+                 ["autograde", str(tmp_path), "--out", str(out), "--assignment", "maxent"],
+                 ["release", "maxent", "--out", str(out)], ["generate", "maxent"]):
+        run = subprocess.run([sys.executable, "-m", "autograder", *args], capture_output=True, text=True)
+        assert run.returncode == 2 and run.stderr.strip().splitlines() == [
+            "error: unknown assignment(s) maxent; available: maxent_irl, grpo_format, tiny_grpo, math_grpo"], args
+    for workers in ("0", "-2"):
+        run = subprocess.run([sys.executable, "-m", "autograder", "autograde", str(tmp_path), "--out", str(out),
+                              "--workers", workers], capture_output=True, text=True)
+        assert run.returncode == 2 and f"argument --workers: {int(workers)} is not at least 1" in run.stderr
+    run = subprocess.run([sys.executable, "-m", "autograder", "collect", str(empty), "--assignment", "maxent_irl",
+                          "--out", str(out)], capture_output=True, text=True)
+    assert run.returncode == 1 and "no submission found" in run.stderr
+    assert not out.exists()

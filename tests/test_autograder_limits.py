@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -113,3 +114,25 @@ def test_sandbox_required_stops_where_there_is_none(tmp_path, monkeypatch):
                  "--profile", "tiny", "--sandbox", "required"])
     assert code == 2
     assert not (tmp_path / "out" / "grades.csv").exists()
+
+
+def test_the_memory_limit_counts_the_whole_process_tree(tmp_path):
+    """Issue 31: with no delegated cgroup the limit was per process (RLIMIT_AS): a kernel and two forked
+    children held 4,284 MB against 3,072. A kernel on a CPU grader now also gets the watchdog over its
+    tree: three processes of 180 MB, each under a 400 MB limit, are stopped together."""
+    import os
+
+    env = {**os.environ, "AUTOGRADER_MEMORY_MB": "400", "AUTOGRADER_MEMORY_MODE": "as",
+           "AUTOGRADER_STATE_DIR": str(tmp_path)}
+    tree = subprocess.Popen([sys.executable, "-c", (
+        "import os, time\n"
+        "from autograder.kernel.launcher import apply_limits\n"
+        "apply_limits()\n"
+        "for _ in range(2):\n"
+        "    if os.fork() == 0:\n"
+        "        break\n"
+        "block = bytearray(180 * 2**20)\n"
+        "time.sleep(60)\n")], env=env)
+    started = time.monotonic()
+    assert tree.wait(timeout=60) != 0 and time.monotonic() - started < 50
+    assert "passed the 400 MiB limit" in (tmp_path / "memory").read_text()

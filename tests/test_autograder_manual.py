@@ -86,7 +86,23 @@ def test_out_is_an_nbgrader_course(graded):
     # bob's blank written answer: nbgrader scored it 0 itself, so it does not wait for a person
     assert (bob["score"], bob["manual_score"], bob["total"]) == ("0", "0", "0")
     page = (out / "feedback" / "alice" / "toy_add" / "toy_add.html").read_text()
-    assert "autograded 2 / 2" in page and "written answers: not graded yet (1 points)" in page
+    # issue 31: one total everywhere while a written answer is open, nbgrader's heading included
+    assert "autograded 2 / 2" in page and "written answers: not graded yet (1 points pending); total so far 2 / 3" \
+        in page
+    assert "(Score so far: 2 / 3, written answers pending)" in page
+    assert not re.search(r"\(Score: [0-9.]+ / 3\.0\)", page)
+    gradescope = json.loads((out / "feedback" / "alice" / "toy_add" / "results.json").read_text())
+    assert "score: the autograded points only (2); the written answers (1 points) are graded by hand" \
+        in gradescope["output"]
+    _no_active_content((out / "feedback" / "carol" / "toy_add" / "toy_add.html").read_text())
+
+
+def _no_active_content(page: str) -> None:
+    """Issue 31: feedback pages kept a code cell's <script>, onerror handlers and JavaScript outputs."""
+    assert "fgxss" in page  # carol's markup is there, as text
+    assert "<script>window.fgxss" not in page and "window.fgxss_js = 5\n" not in page
+    assert not re.search(r"<[^>]*\bon(error|mouseover)=", page), "an event handler attribute got through"
+    assert not re.search(r"href\s*=\s*[\"']?\s*javascript", page, re.IGNORECASE), "a javascript: link got through"
 
 
 @pytest.mark.slow
@@ -118,6 +134,10 @@ def test_late_penalty_is_nbgraders_and_every_view_agrees(graded):
                for line in result["feedback"])
     lms = _rows(out / "lms_grades.csv")["carol"]
     assert (lms["lms_user_id"], lms["name"], lms["points"], lms["late_penalty"]) == ("3", "Carol", "1", "1")
+    from autograder.reports.formgrader import late_lines
+
+    # formgrader's score columns leave the penalty out (issue 31): the command says so beside them
+    assert [line.strip() for line in late_lines(out)][1:] == ["carol/toy_add: -1"]
 
 
 @pytest.mark.slow
@@ -154,6 +174,13 @@ def test_formgrader_grade_and_comment_reach_every_view(graded):
             assert server.grade(server.grades(sid)["q_why"], score)["manual_score"] == score
         comment = server.comments(submissions["alice"]["id"])["q_why"]
         server.comment(comment, "Commutativity, said plainly: well put.")
+        # formgrader's own "Generate Feedback" button (issue 31: it deleted every result.json and the
+        # kit's summary from feedback/): nbgrader's pages go to a folder of their own
+        done = server.json("/formgrader/api/assignment/toy_add/generate_feedback", method="POST", body={})
+        assert done["success"], done
+        assert (out / "nbgrader_feedback" / "alice" / "toy_add" / "toy_add.html").exists()
+        assert (out / "feedback" / "alice" / "toy_add" / "result.json").exists()
+        assert "autograded 2 / 2" in (out / "feedback" / "alice" / "toy_add" / "toy_add.html").read_text()
     finally:
         assert server.stop() == 0
     with pytest.raises(OSError):  # Ctrl-C stopped the server too
@@ -176,6 +203,7 @@ def test_formgrader_grade_and_comment_reach_every_view(graded):
     assert "written answers: 1 / 1; total 3 / 3" in page and "add(-5, 5)" not in text
     assert "toy_add (Score: 3.0 / 3.0)" in text  # nbgrader's part rebuilt with the grader's score
     assert "Commutativity, said plainly: well put." in text
+    _no_active_content((out / "feedback" / "carol" / "toy_add" / "toy_add.html").read_text())
     carol = text_of((out / "feedback" / "carol" / "toy_add" / "toy_add.html").read_text())
     assert "total 2 / 3" in carol and "toy_add (Score: 2.0 / 3.0)" in carol and "Late submission penalty" in carol
     assert json.loads((out / "feedback" / "alice" / "toy_add" / "result.json").read_text())["manual_score"] == 1
@@ -212,6 +240,12 @@ def test_commands_refuse_a_folder_that_is_not_graded(tmp_path):
         assert len(lines) == 1 and "python -m autograder autograde SUBMISSIONS --out" in lines[0], run.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["grades.csv"]  # nothing written or removed
     assert (tmp_path / "grades.csv").read_text() == "mine\n"
+    # issue 31: on a submissions folder the hint said `autograde SUBMISSIONS --out <that same folder>`
+    subs = tmp_path / "subs"
+    (subs / "ann" / "toy_add").mkdir(parents=True)
+    shutil.copy(FIXTURE / "notebooks" / "toy_add" / "toy_add.ipynb", subs / "ann" / "toy_add" / "toy_add.ipynb")
+    run = subprocess.run([sys.executable, "-m", "autograder", "grades", str(subs)], capture_output=True, text=True)
+    assert run.returncode == 2 and f"autograde {subs} --out GRADED" in run.stderr and f"--out {subs}" not in run.stderr
 
 
 def test_graded_notebooks_from_an_older_grader_are_repaired(tmp_path):

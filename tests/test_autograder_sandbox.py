@@ -19,6 +19,8 @@ INSIDE = r'''
 import json, os, socket, sys, time
 report = {"pid": os.getpid(), "uid": os.getuid(), "cwd": os.getcwd(), "files": sorted(os.listdir("."))}
 report["visible_pids"] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+import resource
+report["file_limit"] = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
 report["secret"] = os.path.exists(sys.argv[1])
 report["repo_solutions"] = os.path.exists(sys.argv[2])
 report["autograder"] = sorted(p for p in os.listdir(sys.argv[3]) if p != "__pycache__")
@@ -31,6 +33,14 @@ for path in (sys.argv[5], os.path.expanduser("~/.cache/huggingface/token")):
     except OSError:
         pass
 report["hub"] = sorted(os.listdir(os.environ["HF_HUB_CACHE"])) if os.environ.get("HF_HUB_CACHE") else None
+try:  # a notebook makes its artifacts folder and caches (issue 31: tiny_grpo without its artifacts/)
+    os.makedirs("artifacts/checkpoints")
+    os.makedirs(os.path.expanduser("~/.cache/x"))
+    open("artifacts/checkpoints/a.txt", "w").write("ok")
+    open(os.path.join(os.environ["MPLCONFIGDIR"], "fontlist.json.tmp"), "w").write("{}")  # matplotlib's cache
+    report["can_create"] = True
+except OSError as error:
+    report["can_create"] = repr(error)
 try:
     socket.create_connection(("1.1.1.1", 53), timeout=2)
     report["network"] = True
@@ -136,6 +146,8 @@ def test_a_command_sees_only_its_own_copy_and_no_grader_secret(mode, tmp_path, m
     assert run.returncode == 0, run.stderr
     report = json.loads(run.stdout.strip().splitlines()[-1])
     assert report["cwd"] == "/home/student/work" and report["files"] == ["answer.py"]
+    assert report["can_create"] is True, report["can_create"]  # its own folder and home are writable
+    assert report["file_limit"] == 32 * 2**20  # no file larger than its disk, the channel folder's included
     assert report["pid"] == 2 and report["visible_pids"] == [1, 2]  # init and itself: nothing else
     assert not report["secret"] and not report["repo_solutions"]
     assert report["autograder"] == ["__init__.py", "kernel"]  # no evaluators/, grading/, manifests
@@ -203,3 +215,51 @@ def test_a_python_under_tmp_or_home_is_bound_over_the_tmpfs(tmp_path, monkeypatc
     tmpfs = {args[i + 1]: i for i, a in enumerate(args) if a == "--tmpfs"}
     binds = {args[i + 1]: i for i, a in enumerate(args) if a == "--ro-bind"}
     assert tmpfs["/tmp"] < binds[venv] and tmpfs["/home"] < binds["/home/teacher/kit/.venv"]
+
+
+def test_concurrent_graders_get_disjoint_sandbox_uids():
+    """Issue 31: uids came from the grader's pid (pid % 5000), and ending a sandbox kills every process of
+    its uid, so two graders on one host could end each other's kernels. Each grader now holds a block."""
+    from autograder.isolation.probe import uid_block
+
+    script = ("import sys, time; from autograder.isolation.probe import uid_block; b = uid_block(); "
+              "print(b.start, flush=True); time.sleep(3)")
+    graders = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) for _ in range(3)]
+    starts = {int(g.stdout.readline()) for g in graders}
+    for grader in graders:
+        grader.wait()
+    starts.add(uid_block().start)  # this process is a grader too
+    assert len(starts) == 4, starts
+
+
+@pytest.mark.parametrize("mode", _modes())
+def test_a_submission_of_many_files_is_held_to_the_disk_limit(mode, tmp_path):
+    """Issue 31: past 400 files the work folder became a writable host folder, where a notebook wrote
+    2,000 MB against a 1,024 MB limit. Every file is now copied into the size-limited tmpfs."""
+    from autograder.isolation import launcher
+    from autograder.isolation.probe import next_uid
+    from autograder.isolation.spec import Spec
+
+    work = tmp_path / "submission"
+    (work / "data").mkdir(parents=True)
+    for i in range(450):
+        (work / "data" / f"{i}.txt").write_text(str(i))
+    script = tmp_path / "fill.py"
+    script.write_text("import json, os\nreport = {'files': len(os.listdir('data'))}\ntry:\n"
+                      "    with open('big.bin', 'wb') as f:\n        for _ in range(48):\n"
+                      "            f.write(b'\\0' * 2**20)\n    report['wrote'] = 48\n"
+                      "except OSError as error:\n    report['wrote'] = type(error).__name__\n"
+                      "print(json.dumps(report))\n")
+    channel = tmp_path / "channel"
+    channel.mkdir()
+    uid = next_uid() if mode == "root" else os.getuid()
+    if mode == "root":
+        os.chown(channel, uid, uid)
+    spec = Spec(mode=mode, channel=str(channel), uid=uid, disk_mb=32, workdir="/home/student/work",
+                work_from=str(work), mounts=((str(script), "/run/fill.py"),), argv=[sys.executable, "/run/fill.py"])
+    run = subprocess.run([sys.executable, "-I", "-c", launcher.LAUNCH_BOOT, "--spec", str(spec.write(tmp_path))],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout.strip().splitlines()[-1])
+    assert report == {"files": 450, "wrote": "OSError"}, report
+    assert not (channel / "work-copy").exists()

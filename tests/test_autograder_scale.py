@@ -92,6 +92,29 @@ def test_collect_moodle_gradescope_and_plain(tmp_path):
     assert report.unmatched == [("grades.xlsx", "file name matches no LMS convention")]
 
 
+def test_a_gradescope_sid_typed_by_two_people_never_merges_them(tmp_path):
+    """Issue 31: Bob typed Ann's SID; his submission overwrote hers and her LMS row said 0, silently."""
+    from autograder.intake.lms import collect
+
+    gradescope = tmp_path / "gs"
+    for folder, patches in (("submission_111", None),
+                            ("submission_333", [{"grade_id": "add", "old": "return a + b", "new": "return a - b"}])):
+        (gradescope / folder).mkdir(parents=True)
+        _filled(gradescope / folder / "toy_add.ipynb", patches)
+    (gradescope / "submission_metadata.yml").write_text(
+        "submission_111:\n  :submitters:\n  - :name: Ann Lee\n    :sid: 'a123'\n    :email: ann@uni.edu\n"
+        "submission_333:\n  :submitters:\n  - :name: Bob Roe\n    :sid: 'a123'\n    :email: bob@uni.edu\n")
+    report = collect(gradescope, "toy_add", tmp_path / "g")
+    assert sorted(report.students) == ["a123", "a123-2"]
+    names = {folder: report.submissions[folder]["name"] for folder in report.students}
+    assert sorted(names.values()) == ["Ann Lee", "Bob Roe"]
+    ann = next(f for f, n in names.items() if n == "Ann Lee")
+    assert (tmp_path / "g" / ann / "toy_add" / "toy_add.ipynb").read_bytes() == \
+        (gradescope / "submission_111" / "toy_add.ipynb").read_bytes()
+    assert any("both submitted under the gradescope id 'a123'" in line for line in report.collisions), report.collisions
+    assert any("collision" in line and "a123" in line for line in report.lines())
+
+
 @pytest.fixture(scope="module")
 def small_batch(tmp_path_factory):
     root = tmp_path_factory.mktemp("scale")

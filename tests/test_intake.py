@@ -111,6 +111,26 @@ def test_canvas_reupload_grades_the_newest_and_sets_the_older_aside(tmp_path):
     assert not any("_set_aside" in str(p) for p in discover(out, ["toy_add"]))
 
 
+def test_a_suffix_in_the_students_file_name_never_beats_the_upload_time(tmp_path):
+    """Issue 31: a draft the student named toy_add-9.ipynb, uploaded at 09:00, was graded over the
+    finished toy_add.ipynb uploaded at 12:00 (Canvas's -N numbering decided). The LMS's time decides;
+    without times, Canvas's own upload ids do; the suffix only breaks ties."""
+    download = _canvas_zip(tmp_path / "canvas.zip", {
+        "ann_11_900_toy_add-9.ipynb": BLANK, "ann_11_950_toy_add.ipynb": filled()},
+        times={"ann_11_900_toy_add-9.ipynb": (2026, 5, 1, 9, 0, 0), "ann_11_950_toy_add.ipynb": (2026, 5, 1, 12, 0, 0)})
+    out = tmp_path / "subs"
+    report = collect(download, "toy_add", out)
+    assert (out / "ann" / "toy_add" / "toy_add.ipynb").read_bytes() == filled()
+    assert (out / "_set_aside" / "ann" / "toy_add" / "toy_add-9.ipynb").read_bytes() == BLANK
+    assert any("graded toy_add.ipynb, the newest by upload time" in n for n in report.submissions["ann"]["notes"])
+    raw = tmp_path / "raw"  # an extracted download: no times, Canvas's upload ids order them
+    raw.mkdir()
+    (raw / "bo_12_900_toy_add-9.ipynb").write_bytes(BLANK)
+    (raw / "bo_12_950_toy_add.ipynb").write_bytes(filled())
+    collect(raw, "toy_add", tmp_path / "subs2")
+    assert (tmp_path / "subs2" / "bo" / "toy_add" / "toy_add.ipynb").read_bytes() == filled()
+
+
 def test_notebooks_under_different_names_newest_by_upload_time(tmp_path):
     download = _canvas_zip(tmp_path / "canvas.zip", {
         "ann_11_101_toy_add.ipynb": BLANK,
@@ -136,19 +156,21 @@ def test_notebooks_under_different_names_newest_by_upload_time(tmp_path):
 
 
 def test_uploads_that_cannot_be_ordered_are_all_kept(tmp_path):
-    raw = tmp_path / "raw"  # an extracted folder download: no ZIP times, two uploads of one name
+    raw = tmp_path / "raw"  # an extracted folder download: no ZIP times
     raw.mkdir()
-    (raw / "ann_11_101_toy_add.ipynb").write_bytes(BLANK)
+    (raw / "ann_11_101_toy_add.ipynb").write_bytes(BLANK)  # one file uploaded twice: Canvas's ids order them
     (raw / "ann_11_102_toy_add.ipynb").write_bytes(filled())
-    (raw / "dee_14_401_a.ipynb").write_bytes(BLANK)
+    (raw / "dee_14_401_a.ipynb").write_bytes(BLANK)  # two names, no times: nothing orders them
     (raw / "dee_14_402_b.ipynb").write_bytes(filled())
     out = tmp_path / "subs"
     report = collect(raw, "toy_add", out)
-    kept = sorted(p.read_bytes() for p in (out / "ann" / "toy_add").glob("*.ipynb"))
+    assert (out / "ann" / "toy_add" / "toy_add.ipynb").read_bytes() == filled()
+    assert [p.read_bytes() for p in (out / "_set_aside" / "ann" / "toy_add").iterdir()] == [BLANK]
+    assert any("the newest by Canvas's numbering" in n for n in report.submissions["ann"]["notes"])
+    kept = sorted(p.read_bytes() for p in (out / "dee" / "toy_add").glob("*.ipynb"))
     assert kept == sorted([BLANK, filled()])  # neither overwritten
-    assert any("no order between them" in n and "all kept" in n for n in report.submissions["ann"]["notes"])
     assert any("none named toy_add.ipynb" in n for n in report.submissions["dee"]["notes"])
-    assert not (out / "_set_aside").exists()
+    assert not (out / "_set_aside" / "dee").exists()
 
 
 # --------------------------------------------------------------------------------------
@@ -424,3 +446,46 @@ def test_nothing_else_is_written_and_reports_merge(tmp_path):
     (tmp_path / "c.zip").unlink()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.zip", "b.zip", "subs"]
     nbformat.validate(nbformat.read(out / "ann" / "toy_add" / "toy_add.ipynb", as_version=4))
+
+
+def test_lateness_is_found_wherever_the_notebook_sits(tmp_path):
+    """Issue 31: a notebook in a subfolder, or only the pack zip, gave no submission time, so late work
+    escaped the penalty while a peer with the notebook on top was penalised."""
+    from datetime import UTC, datetime
+
+    from autograder.intake.placement import submission_time
+
+    late = datetime(2026, 5, 2, 12, 0, tzinfo=UTC).timestamp()
+    uploads = {"on_top": "toy_add.ipynb", "in_a_folder": "my work/toy_add.ipynb",
+               "packed": "toy_add_submission.zip"}
+    for student, relative in uploads.items():
+        path = tmp_path / student / relative
+        path.parent.mkdir(parents=True)
+        path.write_bytes(filled() if path.suffix == ".ipynb" else _zip_bytes({"toy_add.ipynb": filled()}))
+        os.utime(path, (late, late))
+        timestamp = tmp_path / student / "timestamp.txt"  # the student's own claim: never read
+        timestamp.write_text("2026-01-01 00:00:00 UTC")
+        os.utime(timestamp, (0, 0))
+    for student in uploads:
+        when, flag, source = submission_time(tmp_path / student, "toy_add.ipynb")
+        assert when == datetime(2026, 5, 2, 12, 0, tzinfo=UTC) and flag is None, student
+        assert source == "file modification time"
+
+
+def test_pasted_images_past_the_limits_are_dropped_with_a_line():
+    """Issue 31: 96 MB of images pasted into written answers made a 92 MB feedback page."""
+    from autograder.intake.repair import MAX_ATTACHMENT_CHARS, repair
+
+    release = nbformat.read(RELEASE, as_version=4)
+    submitted = nbformat.reads(filled().decode(), as_version=4)
+    answer = next(c for c in submitted.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "q_why")
+    small = "iVBORw0KGgo" + "A" * 1000
+    answer.source += "\n![a](attachment:a.png) ![b](attachment:b.png) ![c](attachment:c.png)"
+    answer["attachments"] = {"a.png": {"image/png": small}, "b.png": {"image/png": "A" * (MAX_ATTACHMENT_CHARS + 4)},
+                             **{f"p{i}.png": {"image/png": "A" * 2_900_000} for i in range(6)}}
+    fixed, notes = repair(submitted, release)
+    kept = next(c for c in fixed.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "q_why")["attachments"]
+    assert "a.png" in kept and "b.png" not in kept and len(kept) == 5  # a, then p0-p3 until 12 MB of text
+    line = next(n for n in notes if "too large to keep" in n)
+    assert line.startswith("3 image(s) pasted into written answers") and "b.png (2.3 MB)" in line
+    assert sum(len(t) for d in kept.values() for t in d.values()) <= 12_000_000

@@ -103,8 +103,8 @@ def test_pack_warns_when_tiny_grpo_export_is_over_the_limit(workdir, capsys):
     fake_adapter(workdir / "artifacts" / "tiny_grpo_adapter")
     submission.pack("tiny_grpo")
     lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == 2 and lines[0].startswith("warning: not ready to submit (")
-    assert "over the character limit" in lines[0] and "45," in lines[0] and "run submission.check()" in lines[0]
+    assert len(lines) == 1 and "NOT ready to hand in yet (" in lines[0] and "hand in this zip" not in lines[0]
+    assert "over the character limit" in lines[0] and "run submission.check()" in lines[0]
 
 
 def one_line_error(match, **kwargs):

@@ -186,15 +186,48 @@ def test_the_release_notebooks_are_not_ready_and_name_their_todos():
     report = submission.check_notebook(path)
     assert not report.export_graded and not report.ok  # maxent_irl is not graded on its export
     cells = nbformat.read(path, as_version=4).cells
-    placeholders = sum(bool(c.metadata.get("nbgrader", {}).get("solution")) for c in cells)  # nbgrader's stubs
+    stubs = [i for i, c in enumerate(cells) if c.metadata.get("nbgrader", {}).get("solution")]  # nbgrader's stubs
     assert any("YOUR ANSWER HERE" in c.source and not c.metadata.get("nbgrader", {}).get("solution")
                for c in cells), "instructions that quote the placeholder (they must not count)"
     todo = [p for p in report.blocking if "placeholder" in p.message]
-    assert len(todo) == placeholders > 0
+    assert len(todo) + len(report.optional) == len(stubs) and len(report.optional) == 2  # the extension's two
     assert any('under "TODO 1: empirical feature expectations' in p.where for p in todo), [p.where for p in todo]
     assert "markdown export" not in report.format() and "quarto header" not in report.format()
     tiny = submission.check_notebook(REPO_ROOT / "notebooks" / "tiny_grpo" / "tiny_grpo.ipynb")
     assert tiny.export_graded and not tiny.ok and "markdown export" in tiny.format()
+
+
+def test_an_untouched_optional_extension_is_ready_to_submit_and_pack_says_what_is_missing(tmp_path, capsys):
+    """Issue 31: a maxent_irl notebook with every graded TODO and written answer done but the optional
+    extension untouched was never "ready to submit"; pack said "hand in this zip" for a half-done one."""
+    from autograder.authoring.course import fill_release
+    from autograder.manifest import REPO_ROOT
+
+    release = REPO_ROOT / "notebooks" / "maxent_irl" / "maxent_irl.ipynb"
+    solution = REPO_ROOT / "solutions" / "maxent_irl" / "maxent_irl.ipynb"
+    done = tmp_path / "maxent_irl.ipynb"
+    fill_release(release, solution, done)
+    nb = nbformat.read(done, as_version=4)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in ("svf_stable", "irl_trace"):  # the extension: left as released
+            cell.source = next(c.source for c in nbformat.read(release, as_version=4).cells
+                               if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+        if cell.cell_type == "code":
+            cell.execution_count, cell.outputs = 1, [nbformat.v4.new_output("stream", text="ran\n")]
+    nbformat.write(nb, done)
+    report = submission.check_notebook(done)
+    assert report.ok and len(report.optional) == 2, report.format()
+    assert "ready to submit" in report.format() and "2 optional TODO(s) left open" in report.format()
+
+    half = tmp_path / "half" / "maxent_irl.ipynb"
+    half.parent.mkdir()
+    nb.cells = [c if c.metadata.get("nbgrader", {}).get("grade_id") != "q2" else
+                nbformat.v4.new_markdown_cell("YOUR ANSWER HERE", metadata=c.metadata) for c in nb.cells]
+    nbformat.write(nb, half)
+    submission.pack("maxent_irl", notebook=half, artifacts=tmp_path / "none", out=tmp_path / "out.zip", download=False)
+    printed = capsys.readouterr().out
+    assert "NOT ready to hand in yet (1 answer(s) still to do)" in printed and "hand in this zip" not in printed
 
 
 def test_command_line_exit_codes(tmp_path):

@@ -14,8 +14,9 @@ Understood layouts (a ZIP file or an already-extracted folder; wrapping folders 
 Nothing is lost and nothing is overwritten or deleted without a line:
 
 - re-uploads: of two uploads of one name (``x.ipynb``, Canvas's ``x-1.ipynb``, ``x-2.ipynb``)
-  the newest by Canvas's numbering is graded; of notebooks under different names the newest by
-  upload time (the download's ZIP entry times, more than a minute apart). The others go to
+  the newest by upload time is graded (the download's ZIP entry times, more than a minute apart),
+  else the newest by Canvas's numbering (its upload ids, then its ``-N`` copies); of notebooks
+  under different names the newest by upload time. The others go to
   ``DIR/_set_aside/<student>/<ID>/``; uploads that cannot be ordered all stay. The student's
   notes (which reach the feedback) and the report say which file was graded and which set aside;
 - an upload that cannot be placed goes to ``DIR/_unmatched/`` and is listed with the reason (a
@@ -143,8 +144,10 @@ class _Upload:
     base: str
     """Its name without Canvas's ``-N``: uploads of one base are versions of one file."""
     number: int = 0
-    """Canvas's copy number (``x-2.ipynb`` -> 2; ``x.ipynb`` -> 0)."""
+    """Canvas's copy number (``x-2.ipynb`` -> 2; ``x.ipynb`` -> 0): the student's file name may hold one too."""
     time: datetime | None = None
+    lms_id: int = 0
+    """The LMS's own id of the upload (Canvas's attachment id, which grows with every upload); 0 if none."""
 
 
 @dataclass
@@ -192,7 +195,8 @@ class _Collector:
         except (ValueError, TypeError):
             return None
 
-    def add(self, student: _Student, source: Path, relative: str | None = None, canvas: bool = False) -> None:
+    def add(self, student: _Student, source: Path, relative: str | None = None, canvas: bool = False,
+            lms_id: int = 0) -> None:
         """Copy one upload (a file, or a folder with ``relative='.'``) into the student's folder."""
         label = source.relative_to(self.base).as_posix() if self.base in source.parents else source.name
         if source.is_dir() and not source.is_symlink():
@@ -224,7 +228,7 @@ class _Collector:
         when = self._time(source)
         if when is not None:
             student.times[name] = when
-        student.uploads.append(_Upload(name, label, base, number, when))
+        student.uploads.append(_Upload(name, label, base, number, when, lms_id))
 
     def unmatched(self, path: Path, root: Path, why: str, name: str | None = None) -> str:
         """Keep ``path`` under ``--out/_unmatched/`` and list it; returns where it was kept."""
@@ -255,12 +259,19 @@ class _Collector:
         existing = {fold(p.name) for p in self.out.iterdir()} if self.out.is_dir() else set()
         if name in taken or fold(name) in existing or name in self.previous:
             suffix = sanitize(student.user_id).lower() if student.user_id else ""
-            candidates = ([f"{base}-{suffix}"] if suffix else []) + [f"{base}-{i}" for i in range(2, 10_000)]
+            candidates = ([f"{base}-{suffix}"] if suffix and suffix != base else []) + \
+                [f"{base}-{i}" for i in range(2, 10_000)]
             name = next(c for c in candidates if c not in taken and fold(c) not in existing)
             other = next((s for s in self.students.values() if s.assigned == base), None)
             other_name = repr(other.name) if other else "an existing folder"
-            self.report.collisions.append(f"{student.name!r} and {other_name} both sanitise to {base!r}: "
-                                          f"{student.name!r} is in {name!r}")
+            if other is not None and other.lms == student.lms and other.user_id and other.user_id == student.user_id:
+                self.report.collisions.append(
+                    f"{student.name!r} and {other_name} both submitted under the {student.lms} id "
+                    f"{student.user_id!r} (one of them typed the other's): kept apart, {student.name!r} is in "
+                    f"{name!r}; grade both, then fix the id in the LMS")
+            else:
+                self.report.collisions.append(f"{student.name!r} and {other_name} both sanitise to {base!r}: "
+                                              f"{student.name!r} is in {name!r}")
         return name
 
     def finish(self) -> CollectReport:
@@ -322,7 +333,8 @@ class _Collector:
             student.notes.append(f"graded {notebooks[0].name} as {self.assignment}.ipynb")
         self.report.students[name] = sorted(str(p.relative_to(destination)) for p in destination.rglob("*")
                                             if p.is_file())
-        times = [u.time for u in student.uploads if u.time is not None] or list(student.times.values())
+        times = [u.time for u in student.uploads if u.time is not None] or \
+            [t for t in student.times.values() if t is not None]
         self.report.submissions[name] = {
             "name": student.name, "lms": student.lms, "user_id": student.user_id, "late": student.late,
             "submitted_at": student.submitted_at, "timestamp_source": student.timestamp_source,
@@ -355,7 +367,9 @@ class _Collector:
             target = student.folder / newest.base
             if newest.name != newest.base and not target.exists():
                 (student.folder / newest.name).rename(target)
-                student.times[newest.base] = student.times.pop(newest.name, None)
+                when = student.times.pop(newest.name, None)
+                if when is not None:
+                    student.times[newest.base] = when
             student.notes.append(f"you uploaded {newest.base} {len(uploads)} times: graded {newest.name}, the newest "
                                  f"by {how}; set aside {', '.join(u.name for u in older)} (kept by the course staff "
                                  f"in {', '.join(kept)})")
@@ -395,18 +409,20 @@ class _Collector:
 
 
 def _by_number(upload: _Upload):
-    return upload.number
+    return upload.lms_id, upload.number
 
 
 def _order_key(uploads: list[_Upload]):
-    """How versions of one file are ordered: Canvas's numbers when they all differ, else upload
-    times when they are all known and over a minute apart; None when neither orders them."""
-    if len({u.number for u in uploads}) == len(uploads):
-        return _by_number
+    """How versions of one file are ordered: the LMS's upload times when they are all known and over
+    a minute apart; else Canvas's numbering (its upload ids, then its ``-N`` copies) when that tells
+    them all apart; None when neither orders them. A ``-N`` a student typed into a file name never
+    beats the upload time."""
     times = sorted(u.time for u in uploads if u.time is not None)
     apart = all((b - a).total_seconds() > SAME_TIME_SECONDS for a, b in zip(times, times[1:], strict=False))
     if len(times) == len(uploads) and apart:
         return lambda u: u.time
+    if len({_by_number(u) for u in uploads}) == len(uploads):
+        return _by_number
     return None
 
 
@@ -547,7 +563,8 @@ def _collect_folder(collector, entry: Path, root: Path, gradescope: dict, format
     if GRADESCOPE.match(name):
         formats.add("gradescope")
         sid, display, created = gradescope.get(name, (name, name, None))
-        student = collector.student(("gradescope", sid), display, "gradescope", sid, preferred=sid)
+        # a student who typed a classmate's SID is another person: never merged into the classmate
+        student = collector.student(("gradescope", sid, display), display, "gradescope", sid, preferred=sid)
         if created:
             student.submitted_at = _iso(created)
             student.timestamp_source = "gradescope submission_metadata.yml"
@@ -585,7 +602,7 @@ def _collect_file(collector, entry: Path, root: Path, assignment: str, formats: 
         elif student.late is None:
             student.late = False
             student.timestamp_source = "canvas (no _late flag)"
-        collector.add(student, entry, m["name"], canvas=True)
+        collector.add(student, entry, m["name"], canvas=True, lms_id=int(m["sid"]))
     elif entry.suffix == ".ipynb":
         formats.add("plain")
         collector.add(collector.student(("plain", entry.stem), entry.stem, "plain"), entry, f"{assignment}.ipynb")

@@ -290,8 +290,10 @@ def submission_time(folder: Path, notebook_name: str,
     late = lms.get("late") if isinstance(lms.get("late"), bool) else None
     if when is not None or late is not None:
         return when, late, str(lms.get("timestamp_source") or "LMS metadata")
-    notebooks = [folder / notebook_name] if (folder / notebook_name).exists() else sorted(folder.glob("*.ipynb"))
-    if notebooks:
-        return (datetime.fromtimestamp(notebooks[0].stat().st_mtime, tz=UTC), None,
-                "file modification time")
+    # wherever the notebook sits (a subfolder, only inside the pack zip): the newest upload counts, so
+    # that late work is late however it was packed (a student's timestamp.txt is never read)
+    uploads = [p for p in Path(folder).rglob("*") if p.is_file() and not p.is_symlink() and p.name != "timestamp.txt"]
+    if uploads:
+        newest = max(p.stat().st_mtime for p in uploads)
+        return datetime.fromtimestamp(newest, tz=UTC), None, "file modification time"
     return None, None, ""

@@ -102,9 +102,39 @@ def repair(submitted, release) -> tuple[object, list[str]]:
             cells.extend(extras_after.get(grade_id, []))
     notebook = copy.deepcopy(release)
     notebook.cells = cells
+    _cap_attachments(notebook.cells, notes)
     _normalise(notebook)
     nbformat.validate(notebook)
     return notebook, notes
+
+
+MAX_ATTACHMENT_CHARS = 3_000_000
+"""One pasted image's base64 text (about 2.2 MB of image): a figure, not a photo album."""
+MAX_ATTACHMENTS_CHARS = 12_000_000
+"""All pasted images of one notebook: every page that shows the notebook carries them."""
+
+
+def _cap_attachments(cells: list, notes: list[str]) -> None:
+    """Pasted images past the limits are dropped (the page shows their alt text), with one line."""
+    used, dropped = 0, []
+    for cell in cells:
+        attachments = cell.get("attachments") if cell.get("cell_type") == "markdown" else None
+        if not isinstance(attachments, dict):
+            continue
+        for name in list(attachments):
+            size = sum(len(text) for text in attachments[name].values())
+            if size > MAX_ATTACHMENT_CHARS or used + size > MAX_ATTACHMENTS_CHARS:
+                dropped.append(f"{name} ({size * 3 / 4 / 1e6:.1f} MB)")
+                del attachments[name]
+            else:
+                used += size
+        if not attachments:
+            del cell["attachments"]
+    if dropped:
+        notes.append(f"{len(dropped)} image(s) pasted into written answers were too large to keep "
+                     f"({', '.join(dropped[:5])}{' ...' if len(dropped) > 5 else ''}; at most "
+                     f"{MAX_ATTACHMENT_CHARS * 3 / 4 / 1e6:.1f} MB each and {MAX_ATTACHMENTS_CHARS * 3 / 4 / 1e6:.0f} "
+                     "MB in all): their alt text is shown instead; link to large figures")
 
 
 def _sort_submitted(submitted, known: set, pasted: dict, notes: list[str]) -> tuple[dict, dict]:

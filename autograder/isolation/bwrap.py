@@ -29,8 +29,24 @@ from pathlib import Path
 from autograder.isolation import filesystem
 from autograder.isolation.spec import CHANNEL_INSIDE, HOME, Spec
 
-MAX_FILES_BY_FD = 400
-"""Beyond this many files the work folder is a bound copy instead of files copied into the tmpfs."""
+FD_HEADROOM = 128
+"""Descriptors kept free for everything else the launcher opens."""
+
+
+def files_by_fd() -> int:
+    """How many submission files bwrap can be handed by descriptor (copied into the size-limited tmpfs):
+    the open-file limit is raised to its hard limit first (a submission may hold 5,000 files)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
+    if soft < wanted:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+            soft = wanted
+        except (ValueError, OSError):
+            pass
+    return max(0, soft - FD_HEADROOM)
 
 
 class BwrapUnavailable(RuntimeError):
@@ -140,7 +156,10 @@ def _writable(command: Command, spec: Spec) -> None:
     command.add("--proc", "/proc", "--dev", "/dev")
     for folder in ("/tmp", "/dev/shm", "/home"):
         command.add("--size", size, "--perms", "1777" if folder != "/home" else "0755", "--tmpfs", folder)
-    command.add("--dir", HOME, "--dir", spec.workdir, "--dir", "/tmp/matplotlib")
+    # the sandbox's uid must be able to create files in its home and work folder (an artifacts folder, a
+    # plot); bwrap makes these folders as the user it runs as, which in root mode is root
+    for folder in (HOME, spec.workdir, "/tmp/matplotlib"):
+        command.add("--perms", "0777", "--dir", folder)
     for cache_file in filesystem.matplotlib_caches():
         command.file(cache_file, f"/tmp/matplotlib/{cache_file.name}")
 
@@ -149,7 +168,7 @@ def _work_folder(command: Command, spec: Spec) -> None:
     """The work folder: a copy of the submission's regular files (and its notebooks)."""
     files = filesystem.regular_files(Path(spec.work_from), skip_notebooks=True) if spec.work_from else []
     files += [(Path(n), os.path.basename(n)) for n in spec.notebooks if os.path.isfile(n)]
-    if len(files) > MAX_FILES_BY_FD:  # too many descriptors: a copy the grader made, bound instead
+    if len(files) > files_by_fd():  # a host that allows too few descriptors: a copy the grader made, bound
         copy = Path(spec.channel) / "work-copy"
         for source, relative in files:
             (copy / relative).parent.mkdir(parents=True, exist_ok=True)
@@ -162,7 +181,7 @@ def _work_folder(command: Command, spec: Spec) -> None:
         for i, _ in enumerate(parent.split("/") if parent else []):
             folder = "/".join(parent.split("/")[: i + 1])
             if folder not in made:
-                command.add("--dir", f"{spec.workdir}/{folder}")
+                command.add("--perms", "0777", "--dir", f"{spec.workdir}/{folder}")
                 made.add(folder)
         command.file(source, f"{spec.workdir}/{relative}")
 

@@ -5,8 +5,9 @@ On a host whose unified cgroup hierarchy lets the grader create child groups wit
 subtree), the launcher moves itself into a fresh group with ``memory.max`` and ``pids.max``
 before it starts the sandbox, so everything inside is counted together. Elsewhere (cgroup v1,
 no delegation) it falls back to rlimits: ``RLIMIT_NPROC`` (per uid: a real bound when the sandbox
-has its own uid) here, and the memory limit the kernel launcher applies (``RLIMIT_AS``, or a
-resident-memory watchdog on GPU machines).
+has its own uid) here, and the memory limits the kernel launcher applies (``RLIMIT_AS`` per process
+except on GPU machines, and a watchdog over the resident memory of the kernel's whole process tree).
+``RLIMIT_FSIZE`` (:func:`file_size_limit`) bounds any one file by the sandbox's disk either way.
 """
 from __future__ import annotations
 
@@ -55,6 +56,16 @@ def delegated(group: Path | None) -> str:
     if not os.access(group, os.W_OK):
         return f"{group} is not writable by this user"
     return ""
+
+
+def file_size_limit(file_mb: int) -> None:
+    """No file the sandbox writes may be larger than its disk (``RLIMIT_FSIZE``, inherited by
+    everything it starts): a cgroup has no such limit, so it is set either way."""
+    if file_mb > 0:
+        limit = file_mb * 2**20
+        soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+        resource.setrlimit(resource.RLIMIT_FSIZE,
+                           (limit, limit if hard == resource.RLIM_INFINITY else min(limit, hard)))
 
 
 def enter_cgroup(memory_mb: int, pids_max: int, root: Path = CGROUP_ROOT, parent: Path | None = None) -> Applied:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import html
 import json
+import re
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -44,7 +45,8 @@ def summary_html(result: Result) -> str:
     got, possible = total(result)
     if result.manual_max:
         if result.manual_score is None:
-            lines.append(f"<p>written answers: not graded yet ({result.manual_max:g} points)</p>")
+            lines.append(f"<p>written answers: not graded yet ({result.manual_max:g} points pending); total so "
+                         f"far {got:g} / {possible:g}, the written points added once graded</p>")
         else:
             lines.append(f"<p>written answers: {result.manual_score:g} / {result.manual_max:g}; "
                          f"total {got:g} / {possible:g}</p>")
@@ -62,7 +64,10 @@ def gradescope_json(result: Result) -> dict:
         tests.append({"name": name, "score": score, "max_score": max_score,
                       "status": "passed" if score >= max_score else "failed",
                       "output": result.cell_messages.get(name, "" if score >= max_score else "not passed")})
-    output = [f"status: {result.status}" + (" (late)" if result.late else "")] + list(result.feedback)
+    output = [f"status: {result.status}" + (" (late)" if result.late else ""),
+              f"score: the autograded points only ({result.max_score:g})"
+              + (f"; the written answers ({result.manual_max:g} points) are graded by hand and added later"
+                 if result.manual_max else "")] + list(result.feedback)
     return {"score": round(max(0.0, result.score - result.late_penalty), 6), "max_score": result.max_score,
             "output": "\n".join(output), "visibility": "visible", "stdout_visibility": "hidden", "tests": tests,
             "extra_data": {"status": result.status, "late": result.late, "submitted_at": result.submitted_at,
@@ -100,6 +105,7 @@ def write_page(result: Result, out: Path, html_file: Path | None, scrub: Scrubbe
             cleaned = scrub(cleaned)
         summary = summary_html(result)
         text = cleaned.replace("<body>", "<body>" + summary, 1) if "<body>" in cleaned else summary + cleaned
+        text = _one_total(text, result)
     else:  # still give the student a page that says what happened
         text = f"<html><body>{summary_html(result)}</body></html>"
     page.write_text(text)
@@ -107,6 +113,18 @@ def write_page(result: Result, out: Path, html_file: Path | None, scrub: Scrubbe
     if cleaned is not None and Path(html_file) != body:
         body.parent.mkdir(parents=True, exist_ok=True)
         body.write_text(cleaned)
+
+
+NBGRADER_SCORE = re.compile(r"\(Score: [0-9.]+ / [0-9.]+\)")
+
+
+def _one_total(page: str, result: Result) -> str:
+    """While a written answer is open nbgrader's heading adds the answers graded so far; every other
+    view (our summary, grades.csv, the LMS file) counts the autograded points only until all are."""
+    if result.manual_max and result.manual_score is None:
+        got, possible = total(result)
+        return NBGRADER_SCORE.sub(f"(Score so far: {got:g} / {possible:g}, written answers pending)", page, count=1)
+    return page
 
 
 def _body_path(out: Path, result: Result) -> Path:

@@ -151,6 +151,17 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
+def late_lines(out: Path) -> list[str]:
+    """formgrader's score columns do not subtract nbgrader's late penalty: say it beside them."""
+    from autograder.reports.feedback import load_results
+
+    late = [r for r in load_results(out) if r.late_penalty]
+    if not late:
+        return []
+    return ["late penalties (formgrader's scores are before them; grades.csv, the LMS file and the feedback pages "
+            "subtract them):"] + [f"    {r.student}/{r.assignment}: -{r.late_penalty:g}" for r in late]
+
+
 def serve(out: Path, port: int = 8888, ip: str = "127.0.0.1") -> int:
     """The command: start, print the URL, wait until Ctrl-C or SIGTERM (or the server ends)."""
     # Ctrl-C stops it even when started with SIGINT ignored (a background job of a script), and a
@@ -164,6 +175,8 @@ def serve(out: Path, port: int = 8888, ip: str = "127.0.0.1") -> int:
     print("grade the written answers under Manual Grading (assignment > notebook > student); then stop this "
           f"with Ctrl-C and run\n"
           f"    python -m autograder grades {out}\n(server log: {server.log})", flush=True)
+    for line in late_lines(out):
+        print(line, flush=True)
     try:
         return server.process.wait() or 0
     except KeyboardInterrupt:

@@ -69,6 +69,8 @@ class Grading:
     channel: Path | None = None
     """The folder shared with the sandbox: the kernel's connection file and sockets."""
     late_penalty: float = 0.0
+    evaluation: dict | None = None
+    """How the executor starts a grader-side evaluator for a test that names one (``EVALUATE_WITH``)."""
 
 
 def grading_settings(grading: Grading) -> dict[str, object]:
@@ -81,6 +83,7 @@ def grading_settings(grading: Grading) -> dict[str, object]:
         "KernelManager.transport": "ipc",
         "ProbeExecute.tests_dir": str(grading.tests_dir),
         "ProbeExecute.partial_credit": list(grading.partial_credit),
+        "ProbeExecute.evaluation": dict(grading.evaluation or {}),
         "Autograde.autograde_preprocessors": list(AUTOGRADE_PREPROCESSORS),
     }
     if grading.channel is not None:  # the connection file and sockets live in the folder shared with the sandbox

@@ -16,7 +16,8 @@ The per-evaluator contract (what is measured, the fields) is at the top of its m
 """
 from __future__ import annotations
 
-REGISTRY = {"grpo_format": "autograder.evaluators.grpo_format"}
+REGISTRY = {"grpo_format": "autograder.evaluators.grpo_format",
+            "greedy_answers": "autograder.evaluators.greedy_answers"}
 
 
 def declared(assignment, profile: str = "tiny") -> dict | None:

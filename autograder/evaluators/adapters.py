@@ -168,3 +168,25 @@ def check(folder: str | Path, rules) -> dict:
     config = _config(folder, rules)
     _tensors(folder, config, rules)
     return config
+
+
+def attach(model, adapter: Path, rules, base_model: str):
+    """(the policy: ``model`` with this adapter attached from a config the grader built, or None; why not).
+
+    The adapter must pass :func:`check` and name ``base_model`` (``helpers.lm.base_model_identity``
+    of ``model``) in its ``course_kit_adapter.json``."""
+    from helpers import lm
+
+    try:
+        clean = check(adapter, rules)
+    except AdapterRefused as error:
+        return None, f"the adapter was refused: {error}"
+    try:
+        trained_on = json.loads((Path(adapter) / lm.ADAPTER_MANIFEST).read_text()).get("base_model")
+    except (OSError, ValueError, AttributeError):
+        return None, f"the adapter has no readable {lm.ADAPTER_MANIFEST}: save it with helpers.lm.save_adapter"
+    if trained_on != base_model:
+        return None, f"the adapter was trained on {trained_on!r}, not on this profile's base model {base_model!r}"
+    from peft import LoraConfig, PeftModel
+
+    return PeftModel.from_pretrained(model, adapter, config=LoraConfig(**clean)), None

@@ -33,7 +33,6 @@ What the grader does with it:
 """
 from __future__ import annotations
 
-import json
 import random
 import re
 from pathlib import Path
@@ -90,23 +89,9 @@ class Evaluator:
 
     def _attach(self, adapter: Path, rules):
         """The policy (base + this adapter), or a sentence saying why the adapter is not used."""
-        from autograder.evaluators.adapters import AdapterRefused, check
-        from helpers import lm
+        from autograder.evaluators.adapters import attach
 
-        try:
-            clean = check(adapter, rules)
-        except AdapterRefused as error:
-            return None, f"the adapter was refused: {error}"
-        try:
-            trained_on = json.loads((adapter / lm.ADAPTER_MANIFEST).read_text()).get("base_model")
-        except (OSError, ValueError, AttributeError):
-            return None, f"the adapter has no readable {lm.ADAPTER_MANIFEST}: save it with helpers.lm.save_adapter"
-        if trained_on != self.base_model:
-            return None, (f"the adapter was trained on {trained_on!r}, not on this profile's base model "
-                          f"{self.base_model!r}")
-        from peft import LoraConfig, PeftModel
-
-        return PeftModel.from_pretrained(self.shared.model, adapter, config=LoraConfig(**clean)), None
+        return attach(self.shared.model, adapter, rules, self.base_model)
 
     def measure(self, adapter: Path, rules=None) -> dict:
         import torch

@@ -1,7 +1,8 @@
 """A long-lived evaluator process: ``python -c ... worker.main NAME PROFILE``.
 
 Started (sandboxed) by ``evaluators.Pool``. Prints one JSON line when its model is loaded, then
-answers each request line ``{"adapter": "<folder>"}`` with one JSON line (the measurement, or
+answers each request line ``{"adapter": "<folder>", "rules": ..., "inputs": {...}}`` (inputs: what
+that evaluator measures with, e.g. the prompts of a student's task) with one JSON line (the measurement, or
 ``{"error": ...}``). Library output goes to stderr; stdout carries only these lines.
 """
 from __future__ import annotations
@@ -37,7 +38,7 @@ def main(argv: list[str]) -> int:
                 from autograder.manifest import AdapterRules
 
                 rules = AdapterRules(**{**rules, "target_modules": tuple(rules["target_modules"])})
-            answer = evaluator.measure(Path(request["adapter"]), rules)
+            answer = evaluator.measure(Path(request["adapter"]), rules, **(request.get("inputs") or {}))
         except Exception as error:  # noqa: BLE001 - one bad adapter costs its own measurement only
             answer = {**evaluator.describe(), "rate": None, "error": f"{type(error).__name__}: {error}"[:500]}
         replies.write(json.dumps(answer) + "\n")

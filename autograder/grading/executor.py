@@ -29,12 +29,13 @@ from __future__ import annotations
 import json
 import os
 import time
+from pathlib import Path
 
 from nbclient.exceptions import DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
-from traitlets import Bool, Integer, List, Unicode
+from traitlets import Bool, Dict, Integer, List, Unicode
 
 from autograder.grading import hidden_tests
 from autograder.kernel.probe import MIME
@@ -121,6 +122,8 @@ class ProbeExecute(Execute):
     tests_dir = Unicode("", help="the assignment's hidden tests (solutions/<id>/tests)").tag(config=True)
     partial_credit = List(Unicode(), help="test cells scored by the share of their checks that pass").tag(config=True)
     record = Bool(False, help="keep each probe's observations (the reference's expected values)").tag(config=True)
+    evaluation = Dict(help="how to start a grader-side evaluator for tests that name one (EVALUATE_WITH): "
+                           "profile, gpu, mode, uid, memory_mb, timeout, rules, scratch").tag(config=True)
 
     def preprocess(self, nb, resources=None, km=None):
         self._stopped = None
@@ -187,8 +190,38 @@ class ProbeExecute(Execute):
         if self._check_timeout(outputs):
             return hidden_tests.Verdict(0.0, [f"{test.title}: the checks ran past the {self.timeout} s per-cell limit"],
                                         cause="CellTimeoutError"), rest
+        measurement = self._measurement
+        if test.evaluated_with is not None and not self.record and why is None:
+            measurement = self._evaluate(test, report)
         return hidden_tests.judge(test, report if why is None else why, expected, grade_id,
-                                  partial=grade_id in self.partial_credit, measurement=self._measurement), rest
+                                  partial=grade_id in self.partial_credit, measurement=measurement), rest
+
+    def _evaluate(self, test: hidden_tests.HiddenTest, report: dict) -> dict:
+        """A measurement the grader makes outside the kernel, from what the probe reported (a task the
+        student designed) and the submitted artifact: the kernel never reports the measured values."""
+        from autograder.evaluators.pool import EvaluatorProcess
+        from autograder.manifest import AdapterRules
+
+        settings = dict(self.evaluation or {})
+        folder = Path(self.resources.get("metadata", {}).get("path") or ".") / test.module.ARTIFACT
+        if not settings:
+            return {"error": "no grader-side evaluator is set up for this check (plain nbgrader?)"}
+        if not folder.is_dir():
+            return {"error": f"no {test.module.ARTIFACT} folder in the submission"}
+        try:
+            inputs = test.module.evaluation_inputs(hidden_tests.decoded(report))
+        except Exception as error:  # noqa: BLE001 - the probe's report could not give the inputs
+            return {"error": f"the notebook's task could not be read ({type(error).__name__})"}
+        process = EvaluatorProcess(test.evaluated_with, settings["profile"], settings.get("gpu"), settings["memory_mb"],
+                                   settings["mode"], Path(settings["scratch"]), settings.get("uid"))
+        try:
+            if not process.alive:
+                return {"error": f"the evaluator could not start: {process.ready.get('error')}"}
+            rules = settings.get("rules")
+            rules = AdapterRules(**{**rules, "target_modules": tuple(rules["target_modules"])}) if rules else None
+            return process.measure(folder, rules, settings["timeout"], inputs)
+        finally:
+            process.close()
 
     def _keep(self, name: str, report: dict | None, why: str | None) -> None:
         if report is None or report.get("error"):

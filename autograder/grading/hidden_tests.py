@@ -70,6 +70,12 @@ class HiddenTest:
         return getattr(self.module, "TODO", None) or (self.module.__doc__ or self.name).strip().splitlines()[0]
 
     @property
+    def evaluated_with(self) -> str | None:
+        """An evaluator that measures, outside the kernel, what the probe's report names (a student's own
+        task) on the submitted artifact; the judge gets its answer as ``check.measurement``."""
+        return getattr(self.module, "EVALUATE_WITH", None)
+
+    @property
     def measured_by(self) -> str | None:
         """An evaluator whose measurement (made outside the kernel) decides this test; no probe runs."""
         return getattr(self.module, "MEASURED_BY", None)
@@ -133,6 +139,15 @@ def kernel_source(text: str, folder: Path | None = None, roots: tuple[str, ...] 
 
 class Unusable(Exception):
     """A judge asked for a value the student's code did not produce (it raised, or never ran)."""
+
+
+def decoded(report: dict) -> dict:
+    """label -> decoded value of a probe's report (labels whose call raised are left out)."""
+    found = {}
+    for label, observation in (report.get("observations") or {}).items():
+        if isinstance(observation, dict) and observation.get("type") != "error":
+            found[label] = decode(observation)
+    return found
 
 
 def decode(observation):
@@ -277,6 +292,8 @@ def judge_in_process(assignment: str, name: str, namespace: dict, observe_probe,
         report, measurement = None, measure_in_process(test)
     else:
         report, measurement = observe_probe(name, test.kernel_source, namespace), None
+        if test.evaluated_with is not None:
+            measurement = test.module.measure_here(decoded(report))
     expected = read_expected(folder).get("tests", {}).get(name)
     return judge(test, report, expected, grade_id or name, measurement=measurement)
 

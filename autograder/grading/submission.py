@@ -136,7 +136,7 @@ def _grade_in(sub: Submission, ws: Workspace, result: Result, evaluators, jobs) 
     result.timings["workspace"] = round(watch.mark - sub.started, 3)
     write_course_config(ws.course, sub.cell_timeout, Grading(
         tests_dir=ws.course / HIDDEN_TESTS / sub.assignment.id, partial_credit=sub.assignment.partial_credit,
-        channel=ws.channel, late_penalty=sub.settings.late_penalty))
+        channel=ws.channel, late_penalty=sub.settings.late_penalty, evaluation=_evaluation(sub, ws)))
     scrub = _scrubber(sub, ws)
     notebook, mismatch = _intake(sub, ws, result)
     watch.lap("intake")
@@ -174,6 +174,19 @@ def _grade_in(sub: Submission, ws: Workspace, result: Result, evaluators, jobs) 
     outcome = Outcome(write_feedback(result, sub.out, sub.started, page, scrub=scrub), record)
     watch.lap("report")
     return outcome
+
+
+def _evaluation(sub: Submission, ws: Workspace) -> dict:
+    """What the executor needs to start a grader-side evaluator itself (a test that names one)."""
+    from dataclasses import asdict
+
+    from autograder.isolation.probe import next_uid
+
+    adapters = sub.assignment.adapters
+    return {"profile": sub.settings.profile, "gpu": sub.gpu, "mode": ws.isolation.mode,
+            "uid": next_uid() if ws.isolation.mode == "root" else None,
+            "memory_mb": max(2048, sub.memory_mb // 2), "timeout": min(600, sub.cell_timeout),
+            "rules": asdict(adapters) if adapters else None, "scratch": str(ws.course.parent / ".caches")}
 
 
 _pool: list = []

@@ -83,15 +83,20 @@ class Observe:
         return tensor
 
     def plain(self, value, depth: int = 0):
-        """JSON-ready description of ``value``: numbers, strings, arrays with dtype and shape, containers."""
-        if depth > 12:
-            return {"type": "object", "class": "too deeply nested"}
+        """JSON-ready description of ``value``: numbers, strings, arrays with dtype and shape, containers.
+        What passes the probe's budget of numbers is reported by its type and size only."""
+        if depth > 12 or self.budget <= 0:
+            return {"type": "object", "class": "too deeply nested" if depth > 12 else "past the size limit"}
+        self.budget -= 1
         if value is None or isinstance(value, (bool, int, float, str)):
             kind = type(value).__name__ if type(value) in (bool, int, float, str) else _base_name(value)
-            return {"type": kind, "value": _builtin(value)}
-        array = _as_array(value)
-        if array is not None:
-            return self._array(array)
+            return {"type": kind, "value": _builtin(value)[:100_000] if isinstance(value, str) else _builtin(value)}
+        size = _array_size(value)
+        if size is not None:
+            if size > self.budget:
+                return {"type": "object", "class": f"an array of {size} numbers (too large to report)"}
+            self.budget -= size
+            return self._array(_as_array(value))
         if isinstance(value, (list, tuple)):
             return {"type": "list" if isinstance(value, list) else "tuple",
                     "items": [self.plain(v, depth + 1) for v in list(value)[:10_000]]}
@@ -99,12 +104,21 @@ class Observe:
             return {"type": "dict", "items": {str(k): self.plain(v, depth + 1) for k, v in list(value.items())[:1000]}}
         return {"type": "object", "class": type(value).__qualname__, "repr": _short(value)}
 
-    def _array(self, found: tuple) -> dict:
+    @staticmethod
+    def _array(found: tuple) -> dict:
         library, dtype, shape, flat = found
-        if len(flat) > self.budget:
-            return {"type": "object", "class": f"{library} array of {len(flat)} numbers (too large to report)"}
-        self.budget -= len(flat)
         return {"type": "array", "library": library, "dtype": dtype, "shape": list(shape), "values": flat}
+
+
+def _array_size(value) -> int | None:
+    """How many numbers a tensor or numeric array holds (None: not one), read before converting it."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.Tensor):
+        return int(torch.Tensor.numel(value))
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(value, (numpy.ndarray, numpy.generic)):
+        return int(numpy.asarray(value).size) if numpy.asarray(value).dtype.kind in "biuf" else None
+    return None
 
 
 def _builtin(value):

@@ -49,6 +49,17 @@ def test_generate_rewrites_release_without_answers_or_hidden_tests(course):
     assert "add(1, 2) == 3" in text  # visible tests stay
 
 
+def test_a_test_cell_the_grader_cannot_judge_stops_generate(course):
+    """A graded cell that calls no hidden test file would score 0 for everyone: generate says which."""
+    source = course / "solutions" / "toy_add" / "toy_add.ipynb"
+    notebook = nbformat.read(source, as_version=4)
+    test_cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_add")
+    test_cell.source = "assert add(1, 2) == 3"
+    nbformat.write(notebook, source)
+    result = cli("--course-root", str(course), "generate")
+    assert result.returncode == 2 and "test_add: no hidden_test(" in result.stderr, result.stderr
+
+
 def test_a_course_generated_again_in_one_process_reuses_the_first_result(course, tmp_path, monkeypatch):
     """new_course runs nbgrader once per distinct set of sources in a process; the same sources
     again get a byte-identical copy, and a changed source file is generated afresh."""

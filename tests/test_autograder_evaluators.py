@@ -1,7 +1,7 @@
 """grpo_format's held-out adherence, measured by the grader outside the student's kernel.
 
-A fixture assignment with grpo_format's three tier cells (their hidden part prints the grader's
-measurement from the ``GRADER_MEASUREMENT`` slot, as the contract says) and real LoRA adapters on
+A fixture assignment with grpo_format's three tier cells (their hidden part calls grpo_format's own
+hidden test file, judged in the grader from the grader's measurement) and real LoRA adapters on
 the tiny model: the tiers follow the grader's measurement whatever the kernel prints or sets; one
 evaluator process serves the whole batch, hostile adapters included, and measures a correct
 adapter graded after them exactly as a fresh evaluator does; refused adapters get a line, never a
@@ -21,9 +21,10 @@ TIERS = {"test_adherence_50": 0.5, "test_adherence_70": 0.7, "test_adherence_90"
 TIER_CELL = (
     "print('the grader measures held-out adherence')\n"
     "### BEGIN HIDDEN TESTS\n"
-    "GRADER_MEASUREMENT = None  # the autograder puts its measurement here\n"
-    "print('held-out format adherence measured by the grader:', GRADER_MEASUREMENT)\n"
+    "from autograder.kernel.probe import hidden_test\n"
+    "hidden_test('format_tiers', 'test_adherence', '{grade_id}')\n"
     "### END HIDDEN TESTS")
+REPO = Path(__file__).resolve().parents[1]
 RULES = {"max_rank": 64, "target_modules": ["q_proj", "v_proj"], "max_mb": 64}
 
 
@@ -37,9 +38,10 @@ def _course(root: Path) -> Path:
 
     cells = [new_markdown_cell("# Format tiers", metadata=_meta("intro")),
              new_code_cell("import json, os", metadata=_meta("setup"))]
-    cells += [new_code_cell(TIER_CELL, metadata=_meta(g, grade=True, points=2)) for g in TIERS]
+    cells += [new_code_cell(TIER_CELL.format(grade_id=g), metadata=_meta(g, grade=True, points=2)) for g in TIERS]
     folder = root / "solutions" / "format_tiers"
-    folder.mkdir(parents=True)
+    (folder / "tests").mkdir(parents=True)
+    shutil.copy(REPO / "solutions" / "grpo_format" / "tests" / "test_adherence.py", folder / "tests")
     nbformat.write(new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "language": "python",
                                                                       "display_name": "Python 3"}}),
                    folder / "format_tiers.ipynb")
@@ -160,9 +162,11 @@ def test_tiers_follow_the_graders_measurement(tiers):
 def test_the_tier_cells_print_the_graders_own_measurement(tiers):
     results, _, _, out, _ = tiers
     notebook = nbformat.read(out / "autograded" / "d_liar" / "format_tiers" / "format_tiers.ipynb", as_version=4)
-    printed = "".join(o.get("text", "") for c in notebook.cells for o in c.get("outputs", []))
     rate = results["d_liar"].measurements["grpo_format"]["rate"]
-    assert f"'rate': {rate}" in printed and "'rate': 1.0}" not in printed.replace(f"'rate': {rate}", "")
+    for cell in notebook.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") in TIERS:
+            printed = "".join(o.get("text", "") for o in cell.outputs)
+            assert f"held-out format adherence: {rate:.0%}" in printed and "100%" not in printed, printed
 
 
 @pytest.mark.slow

@@ -27,18 +27,31 @@ def _meta(grade_id, **flags):
                          "schema_version": 3, "solution": False, "task": False, **flags}}
 
 
+HIDDEN = ("### BEGIN HIDDEN TESTS\nfrom autograder.kernel.probe import hidden_test\n"
+          "hidden_test('limits', '{test}')\n### END HIDDEN TESTS")
+TEST_FILE = '''"""f returns 1."""
+TODO = "f"
+
+
+def probe(nb, observe):
+    observe("f()", nb.f)
+'''
+
+
 def _course(root: Path, notebook_timeout: int) -> Path:
     from manifest_fixtures import write_manifest
 
     cells = [new_code_cell("import time", metadata=_meta("setup")),
              new_code_cell("def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION",
                            metadata=_meta("f", solution=True)),
-             new_code_cell("assert f() == 1, 'f() should be 1'", metadata=_meta("test_f", grade=True, points=1)),
+             new_code_cell(HIDDEN.format(test="test_f"), metadata=_meta("test_f", grade=True, points=1)),
              new_code_cell("# slow work goes here\n### BEGIN SOLUTION\npass\n### END SOLUTION",
                            metadata=_meta("work", solution=True)),
-             new_code_cell("assert True", metadata=_meta("test_after", grade=True, points=1))]
+             new_code_cell(HIDDEN.format(test="test_after"), metadata=_meta("test_after", grade=True, points=1))]
     folder = root / "solutions" / "limits"
-    folder.mkdir(parents=True)
+    (folder / "tests").mkdir(parents=True)
+    for test in ("test_f", "test_after"):
+        (folder / "tests" / f"{test}.py").write_text(TEST_FILE)
     nbformat.write(new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "language": "python",
                                                                       "display_name": "Python 3"}}),
                    folder / "limits.ipynb")
@@ -47,6 +60,7 @@ def _course(root: Path, notebook_timeout: int) -> Path:
 
 
 def _submit(root: Path, subs: Path, student: str, work: str) -> None:
+    from autograder.authoring import expected
     from autograder.authoring.course import fill_release, generate
     from autograder.manifest import load_assignments
 
@@ -54,6 +68,7 @@ def _submit(root: Path, subs: Path, student: str, work: str) -> None:
     release = root / "notebooks" / "limits" / "limits.ipynb"
     if not release.exists():
         generate([assignment], root / "notebooks")
+        expected.write(assignment)
     folder = subs / student / "limits"
     fill_release(release, assignment.source, folder / "limits.ipynb", replace={"work": work})
 

@@ -162,6 +162,48 @@ def test_a_command_sees_only_its_own_copy_and_no_grader_secret(mode, tmp_path, m
     assert not _wait_for(outside.exists, timeout=4)
 
 
+FORKS_PAST_THE_LIMIT = """
+import os, signal, time
+others = sorted(int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, os.getpid()))
+for pid in others:  # a watchdog inside the sandbox would be one of these
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
+for _ in range(2):
+    if os.fork() == 0:
+        break
+block = bytearray(180 * 2**20)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("mode", _modes())
+def test_the_memory_watchdog_runs_outside_where_the_sandbox_cannot_stop_it(mode, tmp_path):
+    """Issue 30 review: the tree watchdog ran inside the sandbox, where the kernel could kill it and
+    then fork past the limit. Three processes of 180 MB under a 400 MB limit, after killing everything
+    they can see, are stopped together and the limit is named."""
+    from autograder.isolation import launcher
+    from autograder.isolation.probe import next_uid
+    from autograder.isolation.spec import Spec
+
+    channel = tmp_path / "channel"
+    channel.mkdir()
+    uid = next_uid() if mode == "root" else os.getuid()
+    if mode == "root":
+        os.chown(channel, uid, uid)
+    script = tmp_path / "forks.py"
+    script.write_text(FORKS_PAST_THE_LIMIT)
+    spec = Spec(mode=mode, channel=str(channel), uid=uid, disk_mb=32, memory_mb=400,
+                workdir="/home/student/work", work_from=str(tmp_path / "channel"),
+                mounts=((str(script), "/run/forks.py"),), argv=[sys.executable, "/run/forks.py"])
+    started = time.monotonic()
+    run = subprocess.run([sys.executable, "-I", "-c", launcher.LAUNCH_BOOT, "--spec", str(spec.write(tmp_path))],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode != 0 and time.monotonic() - started < 50, run.stderr
+    assert "passed the 400 MiB limit" in (channel / "kernel-state" / "memory").read_text()
+
+
 def test_limits_fall_back_to_rlimits_without_a_delegated_cgroup(tmp_path):
     from autograder.isolation import limits
 

@@ -65,8 +65,33 @@ def canonical(notebook_path: Path) -> str:
     return nbformat.writes(notebook)
 
 
+def unwired_test_cells(assignment: Assignment) -> list[str]:
+    """Graded test cells that call no hidden test of this assignment (the grader would score them 0)."""
+    from autograder.grading.hidden_tests import HIDDEN_CALL
+
+    problems = []
+    for cell in nbformat.read(assignment.source, as_version=4).cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code" or not meta.get("grade") or meta.get("solution"):
+            continue
+        found = HIDDEN_CALL.search(cell.source)
+        if found is None:
+            problems.append(f"{meta.get('grade_id')}: no hidden_test(\"{assignment.id}\", \"test_...\") call")
+        elif found.group("assignment") != assignment.id:
+            problems.append(f"{meta.get('grade_id')}: calls a test of {found.group('assignment')!r}")
+        elif not (assignment.tests_dir / f"{found.group('test')}.py").is_file():
+            problems.append(f"{meta.get('grade_id')}: {assignment.tests_dir / found.group('test')}.py does not exist")
+    return problems
+
+
 def generate(assignments: list[Assignment], release_root: Path, check: bool = False) -> list[str]:
     """Regenerate releases into ``release_root/<id>/``; with ``check``, only report stale ones."""
+    from autograder.authoring.stamping import ReleaseError
+
+    problems = [f"{a.id} {line}" for a in assignments for line in unwired_test_cells(a)]
+    if problems:
+        raise ReleaseError("graded test cells the grader cannot judge (see docs/AUTHORING.md):\n  "
+                           + "\n  ".join(problems))
     stale = []
     with tempfile.TemporaryDirectory(prefix="generate-") as scratch:
         course = new_course(assignments, where=Path(scratch))

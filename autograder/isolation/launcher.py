@@ -23,6 +23,7 @@ from pathlib import Path
 from autograder.isolation import bwrap, limits
 from autograder.isolation.environment import allowlisted, inside_path
 from autograder.isolation.spec import CHANNEL_INSIDE, SPEC_VARIABLE, Spec
+from autograder.kernel.launcher import WATCHED_OUTSIDE, watch_tree
 
 KERNEL_BOOT = ("import sys; del sys.path[0]; from autograder.kernel.launcher import main; "
                "sys.exit(main(sys.argv[1:]))")
@@ -113,13 +114,21 @@ def run(spec: Spec, argv: list[str]) -> int:
     info_read, info_write = os.pipe()
     command = bwrap.build(spec, argv, uid, info_fd=info_write)
     child_pid: list[int] = []
+    env = allowlisted(spec.env, sandboxed=True)
+    watched = spec.memory_mb > 0 and not applied.group
+    if watched:  # the tree's memory, watched from here: a process inside cannot stop the watchdog
+        env[WATCHED_OUTSIDE] = "1"
     try:
-        proc = subprocess.Popen(command.args, pass_fds=(info_write, *command.fds), cwd="/",
-                                env=allowlisted(spec.env, sandboxed=True))
+        proc = subprocess.Popen(command.args, pass_fds=(info_write, *command.fds), cwd="/", env=env)
     finally:
         command.close()
         os.close(info_write)
     threading.Thread(target=_read_child_pid, args=(info_read, child_pid), daemon=True).start()
+    if watched:
+        def mark(text: str) -> None:
+            _mark_memory(spec, text)
+
+        threading.Thread(target=watch_tree, args=(proc.pid, spec.memory_mb, mark), daemon=True).start()
     _forward_interrupts(proc, child_pid)
     while True:
         try:

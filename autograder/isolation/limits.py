@@ -5,8 +5,9 @@ On a host whose unified cgroup hierarchy lets the grader create child groups wit
 subtree), the launcher moves itself into a fresh group with ``memory.max`` and ``pids.max``
 before it starts the sandbox, so everything inside is counted together. Elsewhere (cgroup v1,
 no delegation) it falls back to rlimits: ``RLIMIT_NPROC`` (per uid: a real bound when the sandbox
-has its own uid) here, and the memory limits the kernel launcher applies (``RLIMIT_AS`` per process
-except on GPU machines, and a watchdog over the resident memory of the kernel's whole process tree).
+has its own uid) here, ``RLIMIT_AS`` per process (the kernel launcher; not on GPU machines), and a
+watchdog over the resident memory of the sandbox's whole process tree (``kernel.launcher.watch_tree``)
+that the launcher runs outside the sandbox, where nothing inside can stop it.
 ``RLIMIT_FSIZE`` (:func:`file_size_limit`) bounds any one file by the sandbox's disk either way.
 """
 from __future__ import annotations

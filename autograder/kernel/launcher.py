@@ -4,8 +4,9 @@
 
 Settings come from the environment the grader gives nbgrader (inherited by the kernel):
 
-- ``AUTOGRADER_MEMORY_MB``: memory limit for the kernel. A watchdog process kills the kernel and
-  everything it started when their resident memory together passes it; on a CPU grader
+- ``AUTOGRADER_MEMORY_MB``: memory limit for the kernel. A watchdog kills the kernel and everything
+  it started when their resident memory together passes it (in a sandbox the launcher outside runs
+  it, ``AUTOGRADER_TREE_WATCHED``; unsandboxed, a process the kernel starts); on a CPU grader
   ``RLIMIT_AS`` also bounds each process (an allocation past it raises ``MemoryError`` in the
   cell), which ``AUTOGRADER_MEMORY_MODE=rss`` leaves out (GPU grading: CUDA reserves huge address
   ranges). Both write a marker into ``AUTOGRADER_STATE_DIR`` so the grader can name the limit in
@@ -21,7 +22,10 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+WATCHED_OUTSIDE = "AUTOGRADER_TREE_WATCHED"
 
 
 def _mark(name: str, text: str) -> None:
@@ -34,37 +38,38 @@ def _mark(name: str, text: str) -> None:
             pass
 
 
-def watch(pid: int, limit_mb: int, interval: float = 0.2) -> int:
-    """Kill ``pid`` (and its children) when their resident memory together passes ``limit_mb``."""
+def watch_tree(pid: int, limit_mb: int, mark: Callable[[str], None], interval: float = 0.2) -> None:
+    """Kill ``pid`` and everything under it when their resident memory together passes ``limit_mb``
+    (a kernel and two forked children each under RLIMIT_AS held 4,284 MB against 3,072); returns when
+    the tree has ended."""
     import psutil
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # kernel interrupts go to the whole group
     try:
-        kernel = psutil.Process(pid)
+        root = psutil.Process(pid)
     except psutil.NoSuchProcess:
-        return 0
+        return
     limit = limit_mb * 1024 * 1024
     while True:
         try:
-            if not kernel.is_running() or kernel.status() == psutil.STATUS_ZOMBIE:
-                return 0
-            procs = [kernel, *(p for p in kernel.children(recursive=True) if p.pid != os.getpid())]
-            rss = 0
-            for proc in procs:
+            if not root.is_running() or root.status() == psutil.STATUS_ZOMBIE:
+                return
+            procs = [root, *(p for p in root.children(recursive=True) if p.pid != os.getpid())]
+        except psutil.NoSuchProcess:
+            return
+        rss = 0
+        for proc in procs:
+            try:
+                rss += proc.memory_info().rss
+            except psutil.Error:
+                pass
+        if rss > limit:
+            mark(f"resident memory {rss / 2**20:.0f} MiB passed the {limit_mb} MiB limit")
+            for proc in reversed(procs):
                 try:
-                    rss += proc.memory_info().rss
+                    proc.kill()
                 except psutil.Error:
                     pass
-            if rss > limit:
-                _mark("memory", f"resident memory {rss / 2**20:.0f} MiB passed the {limit_mb} MiB limit")
-                for proc in reversed(procs):
-                    try:
-                        proc.kill()
-                    except psutil.Error:
-                        pass
-                return 0
-        except psutil.NoSuchProcess:
-            return 0
+            return
         time.sleep(interval)
 
 
@@ -75,10 +80,9 @@ def apply_limits() -> None:
     limit_mb = int(os.environ.get("AUTOGRADER_MEMORY_MB", "0") or 0)
     if limit_mb <= 0:
         return
-    # the whole process tree, where no cgroup counts it (a kernel and two forked children each under
-    # RLIMIT_AS held 4,284 MB against a 3,072 MB limit): started first, so RLIMIT_AS does not bind it
-    subprocess.Popen([sys.executable, "-m", "autograder.kernel.launcher", "--watch", str(os.getpid()),
-                      str(limit_mb)], stdin=subprocess.DEVNULL, close_fds=True)
+    if not os.environ.get(WATCHED_OUTSIDE):  # started first, so RLIMIT_AS does not bind it
+        subprocess.Popen([sys.executable, "-m", "autograder.kernel.launcher", "--watch", str(os.getpid()),
+                          str(limit_mb)], stdin=subprocess.DEVNULL, close_fds=True)
     if os.environ.get("AUTOGRADER_MEMORY_MODE", "as") == "as":  # a MemoryError in the cell, per process
         limit = limit_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -86,7 +90,9 @@ def apply_limits() -> None:
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--watch"]:
-        return watch(int(argv[1]), int(argv[2]))
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # kernel interrupts go to the whole group
+        watch_tree(int(argv[1]), int(argv[2]), lambda text: _mark("memory", text))
+        return 0
     apply_limits()
     from ipykernel.kernelapp import IPKernelApp
 

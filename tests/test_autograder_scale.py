@@ -42,7 +42,8 @@ def test_collect_canvas_zip(tmp_path):
     with zipfile.ZipFile(download, "w") as handle:
         for path in raw.iterdir():
             handle.write(path, f"submissions/{path.name}")
-    result = cli("collect", str(download), "--assignment", "toy_add", "--out", str(tmp_path / "subs"))
+    result = cli("--course-root", str(FIXTURE), "collect", str(download), "--assignment", "toy_add",
+                 "--out", str(tmp_path / "subs"))
     assert result.returncode == 0, result.stderr
     subs = tmp_path / "subs"
     assert (subs / "doejane" / "toy_add" / "toy_add.ipynb").exists()

@@ -478,6 +478,9 @@ def test_every_number_in_the_text_matches_the_executed_run(executed_references, 
 def test_reference_run_packed_its_submission(executed_references, assignment):
     folder = executed_references.reference_dir(assignment)
     executed = nbformat.read(folder / f"{assignment}.ipynb", as_version=4)
-    assert "hand in this zip" in _stdout(_cells_by_id(executed)["pack"])
+    # pack reads the notebook as last saved: here the copy the harness wrote before running it, so it says
+    # exactly that (a student who saved after Run All gets "hand in this zip": tests/test_pack.py)
+    printed = _stdout(_cells_by_id(executed)["pack"])
+    assert f"{assignment}_submission.zip" in printed and "NOT ready to hand in yet (not run)" in printed, printed
     with zipfile.ZipFile(folder / f"{assignment}_submission.zip") as archive:
         assert archive.namelist() == [f"{assignment}.ipynb"]

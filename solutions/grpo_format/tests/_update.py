@@ -64,13 +64,13 @@ def fixed_rollout(tokenizer, prompts, group_size: int, max_new_tokens: int, eos_
     completion_mask = grpo.completion_mask_from_eos(completion_ids, eos_ids)                               # [N, T]
     prompt_ids = encoded["input_ids"].repeat_interleave(group_size, dim=0)                                  # [N, P]
     prompt_mask = encoded["attention_mask"].repeat_interleave(group_size, dim=0)                            # [N, P]
-    lengths = completion_mask.sum(dim=1).tolist()
+    sizes = completion_mask.sum(dim=1).tolist()                                                              # [N]
     return grpo.Rollout(
         sequences=torch.cat([prompt_ids, completion_ids], dim=1),                                            # [N, P+T]
         attention_mask=torch.cat([prompt_mask, completion_mask], dim=1),                                     # [N, P+T]
         prompt_width=prompt_ids.shape[1], completion_ids=completion_ids, completion_mask=completion_mask,
         completions=[tokenizer.decode(ids[:n], skip_special_tokens=True)
-                     for ids, n in zip(completion_ids.tolist(), lengths, strict=True)],
+                     for ids, n in zip(completion_ids.tolist(), sizes, strict=True)],
         truncated=~torch.isin(completion_ids, torch.tensor(eos_ids)).any(dim=1),                            # [N]
         group_size=group_size)
 

@@ -78,12 +78,12 @@ def fixed_rollout(tok, prompts: list[str], num_generations: int, max_new_tokens:
     completion_mask = grpo.completion_mask_from_eos(completion_ids, [EOS, 0])                     # [N, T]
     prompt_ids = encoded["input_ids"].repeat_interleave(num_generations, dim=0)                   # [N, P]
     prompt_mask = encoded["attention_mask"].repeat_interleave(num_generations, dim=0)             # [N, P]
-    lengths = completion_mask.sum(dim=1).tolist()
+    sizes = completion_mask.sum(dim=1).tolist()
     return grpo.Rollout(
         sequences=torch.cat([prompt_ids, completion_ids], dim=1),                                 # [N, P+T]
         attention_mask=torch.cat([prompt_mask, completion_mask], dim=1),                          # [N, P+T]
         prompt_width=prompt_ids.shape[1], completion_ids=completion_ids, completion_mask=completion_mask,
-        completions=[tok.decode(r[:n], skip_special_tokens=True) for r, n in zip(rows, lengths, strict=True)],
+        completions=[tok.decode(r[:n], skip_special_tokens=True) for r, n in zip(rows, sizes, strict=True)],
         truncated=torch.tensor([EOS not in r for r in rows]), group_size=num_generations)
 
 

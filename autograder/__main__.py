@@ -145,6 +145,27 @@ def cmd_grades(args) -> int:
     return 0
 
 
+def cmd_calibrate(args) -> int:
+    from autograder.calibrate import CalibrationSettings, calibrate, summary_lines
+
+    assignments = load_assignments(Path(args.course_root), args.assignment or None)
+    chosen = [a for a in assignments if a.needs_gpu.get("full") and a.robustness is not None]
+    if not chosen:
+        named = ", ".join(a.id for a in assignments)
+        print(f"error: nothing to calibrate among {named}: calibrate runs the assignments that need a GPU in the "
+              "full profile and name their training in the manifest (robustness)", file=sys.stderr)
+        return 2
+    profile = args.profile
+    if profile == "auto":
+        import torch
+
+        profile = "full" if torch.cuda.is_available() else "tiny"
+    record = calibrate(chosen, CalibrationSettings(out=Path(args.out), profile=profile))
+    print("\n".join(summary_lines(record)))
+    print(f"record: {Path(args.out) / 'calibration.json'}\npage: {Path(args.out) / 'calibration.html'}")
+    return 1 if any(run["error"] for run in record["assignments"].values()) else 0
+
+
 def cmd_similarity(args) -> int:
     from autograder.reports.manual import check_out
     from autograder.reports.similarity import report
@@ -298,6 +319,15 @@ def _report_commands(sub) -> None:
     p.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
     p.add_argument("--pages", type=positive, default=50, help="pages of matched regions for the top pairs (default 50)")
     p.set_defaults(func=cmd_similarity)
+
+    p = sub.add_parser("calibrate", help="run each GPU assignment's reference recipe here, as a student's notebook "
+                       "runs it: seconds per step, minutes, peak memory, and the tiers the reference reaches "
+                       "(calibration.json and calibration.html in --out)")
+    p.add_argument("--out", required=True, help="folder for the runs, the record and the page")
+    p.add_argument("--profile", choices=("auto", "tiny", "full"), default="auto",
+                   help="profile to run in (default auto: full where a CUDA GPU is, else tiny)")
+    p.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
+    p.set_defaults(func=cmd_calibrate)
 
     p = sub.add_parser("formgrader", help="nbgrader's formgrader on an OUT folder, to grade the written answers "
                        "(prints the URL to open; Ctrl-C stops it)")

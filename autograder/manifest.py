@@ -99,6 +99,8 @@ class Robustness:
     """JSON file (relative to the notebook) the targets are read from."""
     checks: Mapping[str, tuple[str, float]]
     """dotted key in that file -> (``>=`` or ``<=``, bound)."""
+    train_cell: str = ""
+    """grade_id of the cell that trains (``python -m autograder calibrate`` times its steps)."""
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ def _make_inputs(args):
 def _score(variant: str, logits, targets):
     import torch
 
-    from helpers.logprobs import chosen_token_logprobs
+    from helpers._logprobs import chosen_token_logprobs
 
     if variant == "full":
         log_probs = torch.log_softmax(logits.float(), dim=-1)  # [N, T, V]

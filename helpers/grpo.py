@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 import torch
 
 from helpers import profiles
-from helpers.logprobs import chosen_token_logprobs
+from helpers._logprobs import chosen_token_logprobs
 
 
 class NonFiniteError(FloatingPointError):

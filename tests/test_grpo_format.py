@@ -112,9 +112,10 @@ def test_reference_answers():
     assert ns["format_reward"]([ok, ok + "\nDone.", nested]).tolist() == [1.0, 0.0, 0.0]
 
 
-def test_log_ratio_bound_changes_nothing_inside_and_caps_outside():
-    """The reference clamps the log-ratio before exp(): identical to the handout's formula while
-    |log rho| <= LOG_RATIO_BOUND (every test input stays within 1), constant beyond it."""
+def test_log_ratio_bound_changes_nothing_inside_and_keeps_the_correction_outside():
+    """The reference bounds the log-ratio before exp(): identical to the handout's formula while
+    |log rho| <= LOG_RATIO_BOUND (every test input stays within 1); beyond it the value is capped
+    but the gradient still corrects (issue 32: a plain clamp gave 0 at log-ratio 7 with A = -1)."""
     bound = _log_ratio_bound()
     assert bound >= 2.0, "the bound must leave every test input (|log rho| <= 1) untouched"
     handout = (
@@ -142,7 +143,12 @@ def test_log_ratio_bound_changes_nothing_inside_and_caps_outside():
                   beta=0.05, epsilon=0.2)
     capped.backward()
     assert math.isfinite(capped.item()) and abs(capped.item()) <= math.exp(bound) * 2
-    assert new.grad.abs().max().item() == 0.0   # beyond the bound: a constant, as the clip does
+    # far more likely despite A < 0: pushed down; far less likely with A > 0: pulled up (KL and surrogate)
+    assert 0 < new.grad[0].item() <= math.exp(bound) and -math.exp(bound) <= new.grad[1].item() < 0, new.grad
+    seven = torch.tensor([7.0], dtype=torch.float64, requires_grad=True)
+    ours(seven, torch.zeros(1, dtype=torch.float64), torch.tensor([-1.0], dtype=torch.float64),
+         beta=0.0, epsilon=0.2).backward()
+    assert seven.grad.item() == pytest.approx(math.exp(bound))   # the correction, its weight capped at e^bound
 
 
 def test_configs_follow_the_handout_and_validate(monkeypatch, tmp_path):

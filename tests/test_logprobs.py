@@ -1,10 +1,10 @@
-"""helpers.logprobs: the chunked chosen-token log-probs match the full log_softmax, values and gradients."""
+"""helpers._logprobs (private: performance machinery the notebooks never show): the chunked chosen-token log-probs match the full log_softmax, values and gradients."""
 from __future__ import annotations
 
 import pytest
 import torch
 
-from helpers.logprobs import chosen_token_logprobs
+from helpers._logprobs import chosen_token_logprobs
 
 
 def full_version(logits, targets, temperature):

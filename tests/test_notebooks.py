@@ -8,6 +8,7 @@ autograde them; the tests here read the results.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -97,3 +98,39 @@ def test_release_runs_until_first_todo(assignment, tmp_path, tiny_model_dir):
     finally:
         for k, v in saved.items():
             os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+
+
+@pytest.mark.parametrize("assignment", IDS)
+def test_every_written_answer_shows_how_it_is_graded(assignment):
+    """Issue 32: the criteria a grader uses are in the release, beside the question (or, in tiny_grpo,
+    in its rubric table), with the cell's own points."""
+    release = nbformat.read(REPO_ROOT / "notebooks" / assignment / f"{assignment}.ipynb", as_version=4)
+    rubric = next((c.source for c in release.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "rubric"), "")
+    written = [(i, c.metadata.nbgrader) for i, c in enumerate(release.cells) if c.cell_type == "markdown"
+               and c.metadata.get("nbgrader", {}).get("solution") and c.metadata.nbgrader.get("grade")]
+    assert written
+    for index, meta in written:
+        points = f"{meta['points']:g}"
+        if rubric:  # tiny_grpo: one table grades its four write-ups, a column each
+            assert f"{points} points per criterion" in rubric and rubric.count("\n| **") == int(points), meta
+            continue
+        assert f"*How it is graded ({points} points):*" in release.cells[index - 1].source, meta["grade_id"]
+
+
+TIME_CLAIM = re.compile(r"(?:(?:\b\d+(?:\.\d+)?|\ba few|\babout (?:a|one|two|three)|\btwo|\bthree)\s*(?:to \d+ )?"
+                        r"(?:minutes?|min\b|seconds?|s/step|hours?))|a second or two", re.IGNORECASE)
+TIME_LABEL = re.compile(r"estimate|measured|our run|in our|cores|\bCPU\b|H200|T4 measurement", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("assignment", IDS)
+def test_every_time_the_text_quotes_is_measured_on_named_hardware_or_an_estimate(assignment):
+    """Issue 32/33: a time in prose (a paragraph, a list item, a table row) says where it was measured or that it
+    is an estimate."""
+    source = nbformat.read(REPO_ROOT / "solutions" / assignment / f"{assignment}.ipynb", as_version=4)
+    unlabelled = []
+    for cell in source.cells:
+        if cell.cell_type == "markdown":
+            for part in re.split(r"\n\s*\n|\n(?=\s*[*-] )|\n(?=\|)", cell.source):
+                if TIME_CLAIM.search(part) and not TIME_LABEL.search(part):
+                    unlabelled.append(" ".join(part.split())[:160])
+    assert not unlabelled, unlabelled

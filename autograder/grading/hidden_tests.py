@@ -203,6 +203,11 @@ class Check:
             self.failures.append(message)
         return bool(condition)
 
+    def matches(self, label: str) -> bool:
+        """Whether the student's value equals the reference's, without counting it as a check."""
+        found = self.observed.get(label)
+        return isinstance(found, dict) and label in self.expected and difference(found, self.expected[label]) is None
+
     def same(self, label: str) -> bool:
         """The default check of one label: the student's value equals the reference's."""
         found = self.observed.get(label)

@@ -5,6 +5,6 @@ KIND = "wrong"
 EXPECTED = {"test_grpo_loss_gradients": 0}
 PATCHES = [
     ('grpo_loss',
-     'log_ratio = (logp_new - logp_ref)',
-     'log_ratio = (logp_new.detach() - logp_ref)'),
+     'raw = logp_new - logp_ref',
+     'raw = logp_new.detach() - logp_ref'),
 ]

@@ -1,19 +1,31 @@
-"""TODO 1, any iterable: the demonstrations handed over as a generator."""
+"""TODO 1, any iterable: the demonstrations handed over as a generator give what the same list gives."""
 import numpy as np
 from _demos import demo
 
 from helpers.irl import Trajectory
 
 TODO = "TODO 1 (feature expectations)"
+AS_LIST = "the demonstrations as a list"
+AS_GENERATOR = "the same demonstrations as a generator"
 
 
 def probe(nb, observe):
     gen = np.random.default_rng(77)
     feat = gen.uniform(-1.0, 1.0, size=(6, 4))                                      # (S, d)
     paths = [gen.integers(0, 6, size=int(gen.integers(2, 8))).tolist() for _ in range(5)]
-    demos = (d for d in [Trajectory([]), *[demo(p) for p in paths]])
-    observe("demonstrations given as a generator", nb.feature_expectation_from_trajectories, feat, demos)
+    demos = [Trajectory([]), *[demo(p) for p in paths]]
+    observe(AS_LIST, nb.feature_expectation_from_trajectories, feat, list(demos))
+    observe(AS_GENERATOR, nb.feature_expectation_from_trajectories, feat, (d for d in demos))
 
 
-HINTS = {"demonstrations given as a generator": "a generator has no len() and can be read only once: use what the "
-                                                "loop sees, not len(demos) or a second pass"}
+def judge(check):
+    # a wrong value is the values check's point; this one is about generators only
+    if check.matches(AS_LIST):
+        check.same(AS_GENERATOR)
+    else:
+        check.expect(False, "the values are already wrong for a list (the values check says where); generators "
+                            "are checked once a list gives the right result")
+
+
+HINTS = {AS_GENERATOR: "a generator has no len() and can be read only once: use what the loop sees, not len(demos) "
+                       "or a second pass"}

@@ -146,6 +146,18 @@ class Report:
         lines.append(f"  => {verdict}")
         return "\n".join(lines)
 
+    def summary(self) -> str:
+        """The report in a line or two when nothing needs fixing (it lands in the export it measures)."""
+        if not self.ok or self.render_problems:
+            return self.format()
+        export = (f"markdown export {self.characters:,} characters ({100.0 * self.characters / self.limit:.0f}% of "
+                  f"the {self.limit:,} limit), quarto header present, " if self.export_graded else "")
+        lines = [f"submission check: {self.path}: ready to submit ({export}every answer cell filled in, nothing "
+                 "that would render badly)"]
+        if self.optional:
+            lines.append(f"  [note] {len(self.optional)} optional TODO(s) left open (not graded)")
+        return "\n".join(lines)
+
     def __str__(self) -> str:
         return self.format()
 
@@ -470,7 +482,7 @@ def check_notebook(path=None, limit: int = CHARACTER_LIMIT, assignment: str | No
 
 
 def check(path=None, limit: int = CHARACTER_LIMIT, write: str | Path | None = None) -> Report:
-    """Check a notebook from a notebook cell: prints the report and returns it.
+    """Check a notebook from a notebook cell: prints the report (one line when it is ready) and returns it.
 
     Save the notebook first: the file on disk is what gets checked. On Colab the open notebook
     is checked as the editor has it (through Colab's API) when ``path`` is None or not on disk.
@@ -479,7 +491,7 @@ def check(path=None, limit: int = CHARACTER_LIMIT, write: str | Path | None = No
     report = check_notebook(path, limit)
     if write is not None:
         Path(write).write_text(report.markdown)
-    print(report.format())
+    print(report.summary())
     return report
 
 

@@ -5,7 +5,8 @@ and raises ``AssertionError`` naming the function, its cell and the likely slip 
 one of the common wrong answers. They check a subset of what the hidden tests check, on other
 inputs, so passing them is necessary, not sufficient. ``sampled_exact_rate`` measures how often the
 base model already samples a task's exact answer (GRPO can only reinforce such answers);
-``greedy_before_after`` compares greedy answers with the LoRA adapter off and on.
+``greedy_before_after`` compares greedy answers with the LoRA adapter off and on; ``load_policy``
+loads the notebook's model.
 
 Shapes: B prompts, G completions each, N = B*G rows.
 """
@@ -16,7 +17,7 @@ import math
 
 import torch
 
-from helpers import grpo
+from helpers import grpo, lm
 
 RECORD_KEYS = ("step", "loss", "reward_mean", "grad_norm", "kl")
 
@@ -256,11 +257,42 @@ def sampled_exact_rate(model, tokenizer, prompts, expected_answer, group_size: i
     return rate, with_one
 
 
+def load_policy(cfg, profile: str):
+    """``(model, tokenizer, model_name)``: ``cfg.model_id`` in ``profile`` (the tiny model on a CPU) in its
+    compute dtype (fp16 on a T4, bf16 on newer GPUs) with a fresh LoRA adapter on every linear layer, and
+    the fast sampler on a GPU. Prints what was loaded and the run's size."""
+    name = lm.resolve_model(profile, cfg.model_id)
+    tokenizer = lm.load_tokenizer(name)
+    base = lm.load_model(name, quantize_4bit=False)
+    model = lm.add_lora(base, r=cfg.lora_r, alpha=2 * cfg.lora_r, dropout=0.0, target_modules="all-linear")
+    sampler = grpo.enable_fast_sampling(model, tokenizer)
+    lora = model.num_parameters(only_trainable=True)
+    print(f"{lm.base_model_identity(base)}: {model.num_parameters() - lora:,} parameters + {lora:,} LoRA weights, "
+          f"{base.dtype} on {base.device}; {sampler.describe()}")
+    print(f"{cfg.steps} steps x {cfg.batch_prompts} prompts x G={cfg.group_size}, lr {cfg.lr:g}, beta {cfg.beta:g}")
+    return model, tokenizer, name
+
+
+def shown(prompt: str, width: int = 40) -> str:
+    """A prompt's end, quoted (a chat template puts a long preamble first)."""
+    return repr(prompt if len(prompt) <= width else "…" + prompt[-width:])
+
+
+def show_examples(prompts, base: list[str], tuned: list[str], get_reward, count: int = 5) -> None:
+    """Print ``count`` examples: prompt, then the base's and the fine-tuned model's output and reward."""
+    prompts = list(prompts)[:count]
+    before, after = _floats(get_reward(prompts, base[:count])), _floats(get_reward(prompts, tuned[:count]))
+    for i, prompt in enumerate(prompts):
+        print(f"{shown(prompt, 34)}\n  before: {base[i]!r} -> {before[i]:.1f}\n"
+              f"  after:  {tuned[i]!r} -> {after[i]:.1f}")
+
+
 @torch.no_grad()
 def greedy_before_after(model, tokenizer, prompts, expected_answer, get_reward, max_new_tokens: int,
-                        batch: int = 100) -> tuple[list[str], list[str], dict]:
+                        batch: int = 100, show: int = 0) -> tuple[list[str], list[str], dict]:
     """Greedy answers to ``prompts`` with the adapter off (base) and on (fine-tuned), and the metrics
-    the notebook saves: exact-answer rate and mean reward before and after, and the gain. Prints them."""
+    the notebook saves: exact-answer rate and mean reward before and after, and the gain. Prints them,
+    then ``show`` examples (:func:`show_examples`)."""
     prompts = list(prompts)
 
     def greedy():
@@ -280,4 +312,6 @@ def greedy_before_after(model, tokenizer, prompts, expected_answer, get_reward, 
     print(f"{len(prompts)} held-out prompts, greedy: exact {final['exact_before']:.1%} -> {final['exact_after']:.1%} "
           f"({100 * final['exact_gain']:+.1f} points, standard error {error:.1f}); mean reward "
           f"{final['reward_before']:.3f} -> {final['reward_after']:.3f}")
+    if show:
+        show_examples(prompts, base, tuned, get_reward, show)
     return base, tuned, final

@@ -1,4 +1,5 @@
-"""helpers._logprobs (private: performance machinery the notebooks never show): the chunked chosen-token log-probs match the full log_softmax, values and gradients."""
+"""helpers._logprobs (private: machinery the notebooks never show): the chunked chosen-token log-probs
+match the full log_softmax, values and gradients."""
 from __future__ import annotations
 
 import pytest

@@ -387,6 +387,13 @@ def test_executed_reference_export_and_claims(executed_references, assignment):
     report = submission.check_notebook(folder / f"{assignment}.ipynb")
     assert report.ok and report.characters < submission.CHARACTER_LIMIT, report.format()
     assert not report.render_problems, report.format()
+    # issue 32: the handout's 3 example prompts and 5 before/after examples (prompt -> output -> reward)
+    cells = nbformat.read(folder / f"{assignment}.ipynb", as_version=4).cells
+    executed = {c.metadata.get("nbgrader", {}).get("grade_id"): "".join(o.get("text", "") for o in c.get("outputs", []))
+                for c in cells}
+    assert executed["dataset_run"].count("' -> '") == 3, executed["dataset_run"]
+    shown = executed["evaluate"]
+    assert shown.count("  before: ") == 5 == shown.count("  after:  "), shown
     final = json.loads((folder / MANIFEST["robustness"]["metrics"]).read_text())["final"]
     print(f"\ntiny_grpo reference (seed 0): export {report.characters} characters; held-out exact "
           f"{final['exact_before']:.1%} -> {final['exact_after']:.1%}, copies {final['copy_before']:.1%} -> "

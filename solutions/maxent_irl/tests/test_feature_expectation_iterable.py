@@ -1,12 +1,11 @@
 """TODO 1, any iterable: the demonstrations handed over as a generator give what the same list gives."""
 import numpy as np
 from _demos import demo
+from _iterable import AS_GENERATOR, AS_LIST, judge  # noqa: F401 - judge: this check's rule
 
 from helpers.irl import Trajectory
 
 TODO = "TODO 1 (feature expectations)"
-AS_LIST = "the demonstrations as a list"
-AS_GENERATOR = "the same demonstrations as a generator"
 
 
 def probe(nb, observe):
@@ -16,15 +15,6 @@ def probe(nb, observe):
     demos = [Trajectory([]), *[demo(p) for p in paths]]
     observe(AS_LIST, nb.feature_expectation_from_trajectories, feat, list(demos))
     observe(AS_GENERATOR, nb.feature_expectation_from_trajectories, feat, (d for d in demos))
-
-
-def judge(check):
-    # a wrong value is the values check's point; this one is about generators only
-    if check.matches(AS_LIST):
-        check.same(AS_GENERATOR)
-    else:
-        check.expect(False, "the values are already wrong for a list (the values check says where); generators "
-                            "are checked once a list gives the right result")
 
 
 HINTS = {AS_GENERATOR: "a generator has no len() and can be read only once: use what the loop sees, not len(demos) "

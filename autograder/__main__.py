@@ -81,6 +81,21 @@ def write_public_settings(root: Path, check: bool) -> list[str]:
     return []
 
 
+def cmd_new(args) -> int:
+    from autograder.authoring.scaffold import ScaffoldError, scaffold
+
+    try:
+        paths = scaffold(Path(args.course_root), args.id)
+    except ScaffoldError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    for path in paths:
+        print(f"wrote {path}")
+    print(f"next: write the reference answer and the hidden test, then `python -m autograder generate {args.id}` "
+          "(docs/AUTHORING.md: Adding an assignment)")
+    return 0
+
+
 def cmd_release(args) -> int:
     from autograder.authoring.release import ReleaseError, release
 
@@ -272,6 +287,10 @@ def _authoring_commands(sub) -> None:
     p.add_argument("--force", action="store_true", help="record the hidden tests' expected values again even "
                    "where nothing they derive from changed")
     p.set_defaults(func=cmd_generate)
+
+    p = sub.add_parser("new", help="scaffold solutions/ID/: a notebook with one TODO, its hidden test, a manifest")
+    p.add_argument("id", help="the new assignment's id (lowercase letters, digits, _)")
+    p.set_defaults(func=cmd_new)
 
     p = sub.add_parser("release", help="what students get: release notebooks, a wheel of helpers, a README")
     p.add_argument("ids", nargs="*", help="assignment ids (default: all)")

@@ -19,7 +19,7 @@ import json
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import MISSING, dataclass, fields, is_dataclass
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from pathlib import Path
 
 from autograder.variants import Patch, Variant, VariantError, load_variants
@@ -29,7 +29,6 @@ MANIFEST_NAME = "manifest.json"
 HIDDEN_TESTS = "hidden_tests"
 """A course folder's copy of each assignment's hidden tests: ``<course>/hidden_tests/<id>/`` (never released)."""
 PUBLIC_SETTINGS = REPO_ROOT / "helpers" / "data" / "grading.json"
-KNOWN_ORDER = ("maxent_irl", "grpo_format", "tiny_grpo", "math_grpo")
 PROFILES = ("tiny", "full")
 
 
@@ -105,6 +104,9 @@ class Robustness:
 
 @dataclass(frozen=True)
 class Assignment:
+    """One assignment. Only ``limits`` and ``demo`` must be written; ``python -m autograder new ID``
+    writes a manifest with them, and every other field says what its default means."""
+
     id: str
     """The assignment id: the folder and notebook name under ``solutions/``."""
     source: Path
@@ -112,25 +114,33 @@ class Assignment:
     manifest: Path
     """This manifest's file."""
     limits: Limits
-    needs_gpu: Mapping[str, bool]
-    """profile -> whether grading (and the notebook) needs a CUDA GPU there."""
-    artifacts: tuple[str, ...]
-    """Folders (relative to the notebook) students submit beside it."""
-    adapters: AdapterRules | None
-    """Rules for the submitted LoRA adapters; None when the assignment has none."""
-    uses_tiny_model: bool
-    """Grading loads the shipped tiny model (checked once before a batch)."""
-    evaluator: EvaluatorSpec | None
-    needs_real_weights: tuple[str, ...]
-    """Test cells that only pass with trained real weights (the GPU smoke run expects them to fail)."""
-    ungraded_answers: Mapping[str, str]
-    """Answer cells no test grades -> why (the mutation tests need no variant for them)."""
     demo: Demo
-    robustness: Robustness | None
     variants: tuple[Variant, ...]
     """Calibration variants, one file each in ``solutions/<id>/variants/`` (``authoring.variants``)."""
+    order: int = 100
+    """Where the assignment comes in the course (lower first; ties by id): releases, the demo, reports."""
+    needs_gpu: Mapping[str, bool] = field(default_factory=lambda: {"tiny": False, "full": False})
+    """profile -> whether grading (and the notebook) needs a CUDA GPU there."""
+    artifacts: tuple[str, ...] = ()
+    """Folders (relative to the notebook) students submit beside it."""
+    adapters: AdapterRules | None = None
+    """Rules for the submitted LoRA adapters; None when the assignment has none."""
+    uses_tiny_model: bool = False
+    """Grading loads the shipped tiny model (checked once before a batch)."""
+    evaluator: EvaluatorSpec | None = None
+    needs_real_weights: tuple[str, ...] = ()
+    """Test cells that only pass with trained real weights (the GPU smoke run expects them to fail)."""
+    ungraded_answers: Mapping[str, str] = field(default_factory=dict)
+    """Answer cells no test grades -> why (the mutation tests need no variant for them)."""
+    robustness: Robustness | None = None
     partial_credit: tuple[str, ...] = ()
     """Test cells scored by the fraction of their checks that pass (the others: all or nothing)."""
+    pack_mb: int = 100
+    """Largest zip ``helpers.submission.pack`` makes (contents, uncompressed, in MB): the LMS's upload
+    limit, which is smaller than what the grader accepts (``limits.max_submission_mb``)."""
+    export_limit: int | None = None
+    """Characters of the notebook's Markdown export when it is graded on that export (``helpers.submission``
+    checks it before packing); None: graded on its cells, no limit."""
 
     @property
     def tests_dir(self) -> Path:
@@ -205,7 +215,7 @@ def _build(cls, data: dict, where: str, skip: set = frozenset(), extra: dict | N
         if f.name in skip:
             continue
         if f.name not in data:
-            if f.default is not MISSING:
+            if f.default is not MISSING or f.default_factory is not MISSING:
                 continue
             raise ManifestError(f"{where}: missing field {f.name!r}")
         values[f.name] = _convert(hints[f.name], data[f.name], f"{where}.{f.name}" if where else f.name)
@@ -227,7 +237,7 @@ def _check(assignment: Assignment, where: str) -> None:
     for variant in assignment.variants:
         if variant.kind not in ("wrong", "allowed"):
             raise ManifestError(f"{where}: variants.{variant.name}.kind: {variant.kind!r} is not wrong or allowed")
-    for key in ("reference", "blank", "buggy"):
+    for key in ("reference", "blank", "buggy") if assignment.demo.buggy_patches else ("reference", "blank"):
         if key not in assignment.demo.expected:
             raise ManifestError(f"{where}: demo.expected: missing field {key!r}")
     for key, (op, _bound) in (assignment.robustness.checks.items() if assignment.robustness else []):
@@ -265,16 +275,15 @@ def load_assignments(root: Path = REPO_ROOT, only: list[str] | None = None) -> l
     solutions = Path(root) / "solutions"
     found = (sorted(p.name for p in solutions.iterdir() if (p / f"{p.name}.ipynb").exists())
              if solutions.exists() else [])
-    order = {name: i for i, name in enumerate(KNOWN_ORDER)}
-    found.sort(key=lambda name: (order.get(name, len(order)), name))
     if only:
         unknown = [name for name in only if name not in found]
         if unknown:
             raise ManifestError(f"unknown assignment(s) {', '.join(unknown)}; "
                                 f"available: {', '.join(found) or '(none under ' + str(solutions) + ')'}")
         found = [name for name in found if name in only]
-    return [load_manifest(solutions / name / MANIFEST_NAME, name, solutions / name / f"{name}.ipynb")
-            for name in found]
+    loaded = [load_manifest(solutions / name / MANIFEST_NAME, name, solutions / name / f"{name}.ipynb")
+              for name in found]
+    return sorted(loaded, key=lambda a: (a.order, a.id))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -292,6 +301,8 @@ def public_settings(assignments: list[Assignment]) -> dict:
             "notebook_timeout_s": a.limits.notebook_timeout_s,
             "max_submission_mb": a.limits.max_submission_mb,
             "tiers": {p: dict(t) for p, t in a.evaluator.tiers.items()} if a.evaluator else {},
+            "export_limit": a.export_limit,
+            "pack_mb": a.pack_mb,
         }
     return out
 

@@ -35,8 +35,8 @@ Colab's notebook API, as the editor shows it now; elsewhere the saved file ``<id
 the working folder) and the notebook's artifacts folder (:func:`helpers.runtime.artifacts_dir`,
 Google Drive on Colab) as ``artifacts/...``, both at the top level of the zip. Training
 checkpoints are left out. It checks that the adapters the assignment asks for are there and
-that the zip stays under ``MAX_SUBMISSION_MB``, offers the download on Colab, and prints one
-line. Anything wrong is a ``SubmissionError`` with one line saying what to do.
+that the zip stays under the assignment's pack limit (:func:`pack_limit_mb`), offers the
+download on Colab, and prints one line. Anything wrong is a ``SubmissionError`` with one line saying what to do.
 """
 from __future__ import annotations
 
@@ -440,7 +440,7 @@ def _export_graded(nb, path, assignment: str | None = None) -> bool:
     notebook that is not a course assignment graded otherwise."""
     stem = assignment or (Path(path).stem if isinstance(path, (str, Path)) else None)
     course = _course_assignments()
-    if stem in EXPORT_LIMITS:
+    if export_limit(stem) is not None:
         return True
     if stem in course:
         return False
@@ -463,7 +463,7 @@ def check_notebook(path=None, limit: int = CHARACTER_LIMIT, assignment: str | No
     """Export ``path`` to Markdown and check it; nothing is printed. On Colab, ``None`` (or a
     path that is not on disk) checks the open notebook, fetched through Colab's API.
     ``assignment`` (default: the file's name) decides whether the export's limit and header
-    count: only for an assignment graded on its Markdown export (``EXPORT_LIMITS``)."""
+    count: only for an assignment graded on its Markdown export (:func:`export_limit`)."""
     nb = _read(path)
     markdown, _ = export_markdown(nb)
     header_ok, header_message = check_header(nb)
@@ -500,8 +500,19 @@ def check(path=None, limit: int = CHARACTER_LIMIT, write: str | Path | None = No
 # --------------------------------------------------------------------------------------
 
 MAX_SUBMISSION_MB = 100.0
-"""Largest zip contents (uncompressed, notebook included) ``pack`` accepts, in MB: an LMS upload
-limit. The adapters the course asks for are a few MB (tiny) to ~70 MB (a rank-32 LoRA on 1.5B)."""
+"""Largest zip contents (uncompressed, notebook included) ``pack`` accepts, in MB, for a notebook
+outside the course; a course assignment's manifest sets its own (``pack_mb``). The adapters the
+course asks for are a few MB (tiny) to ~70 MB (a rank-32 LoRA on 1.5B)."""
+
+
+def pack_limit_mb(assignment_id: str) -> float:
+    """The largest zip contents ``pack`` makes for ``assignment_id``, in MB (its manifest's ``pack_mb``)."""
+    from . import course_settings
+
+    try:
+        return float(course_settings.settings(assignment_id).get("pack_mb", MAX_SUBMISSION_MB))
+    except (KeyError, OSError, ValueError):  # an assignment outside this course, or no grading.json
+        return MAX_SUBMISSION_MB
 
 
 
@@ -516,8 +527,15 @@ def required_artifacts(assignment_id: str) -> tuple[str, ...]:
         return ()
 
 
-EXPORT_LIMITS = {"tiny_grpo": CHARACTER_LIMIT}
-"""Assignments graded on their Markdown export, with its character limit: ``pack`` checks it."""
+def export_limit(assignment_id: str | None) -> int | None:
+    """The character limit of ``assignment_id``'s Markdown export when it is graded on that export
+    (its manifest's ``export_limit``), else None."""
+    from . import course_settings
+
+    try:
+        return course_settings.settings(assignment_id).get("export_limit") if assignment_id else None
+    except (KeyError, OSError, ValueError):  # an assignment outside this course, or no grading.json
+        return None
 
 LEFT_OUT = ("checkpoints", "__pycache__", ".ipynb_checkpoints")
 """Folders under the artifacts folder that are never packed (training checkpoints are big and
@@ -598,7 +616,7 @@ def zip_problems(path: str | Path, assignment_id: str) -> list[str]:
 
 
 def pack(assignment_id: str, notebook=None, artifacts: str | Path | None = None, out: str | Path | None = None,
-         required=None, max_mb: float = MAX_SUBMISSION_MB, download: bool | None = None) -> Path:
+         required=None, max_mb: float | None = None, download: bool | None = None) -> Path:
     """Pack the notebook and its artifacts into ``<id>_submission.zip``; return the zip's path.
 
     Args:
@@ -609,7 +627,7 @@ def pack(assignment_id: str, notebook=None, artifacts: str | Path | None = None,
         out: where to write the zip. Default: beside the artifacts folder on Colab (on Drive),
             else the working folder.
         required: artifact folders that must be present. Default :func:`required_artifacts`.
-        max_mb: the size limit (uncompressed contents).
+        max_mb: the size limit (uncompressed contents). Default :func:`pack_limit_mb`.
         download: offer the zip as a browser download. Default: on Colab only.
 
     Raises:
@@ -627,6 +645,7 @@ def pack(assignment_id: str, notebook=None, artifacts: str | Path | None = None,
     required = tuple(required_artifacts(assignment_id) if required is None else required)
     _check_required(assignment_id, folder, required)
     files = _artifact_files(folder) if folder.is_dir() else []
+    max_mb = pack_limit_mb(assignment_id) if max_mb is None else max_mb
     notebook_bytes = nbformat.writes(nb).encode("utf-8")
     total = len(notebook_bytes) + sum(f.stat().st_size for f in files)
     if total > max_mb * 1e6:
@@ -657,7 +676,7 @@ def pack(assignment_id: str, notebook=None, artifacts: str | Path | None = None,
     finally:
         if os.path.exists(scratch):
             os.remove(scratch)
-    report = check_notebook(nb, EXPORT_LIMITS.get(assignment_id, CHARACTER_LIMIT), assignment=assignment_id)
+    report = check_notebook(nb, export_limit(assignment_id) or CHARACTER_LIMIT, assignment=assignment_id)
     offer = runtime.is_colab() if download is None else download
     if offer:
         from google.colab import files as colab_files

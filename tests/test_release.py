@@ -24,7 +24,7 @@ from autograder.authoring import release as rel
 from autograder.authoring import wheel as student_wheel
 from autograder.manifest import REPO_ROOT, load_assignments
 
-IDS = ("maxent_irl", "grpo_format", "tiny_grpo", "math_grpo")
+IDS = tuple(a.id for a in load_assignments(REPO_ROOT))
 COLAB_2026_08 = {"torch": "2.11.0", "transformers": "5.15.0", "peft": "0.20.0", "datasets": "4.0.0",
                  "matplotlib": "3.10.0", "numpy": "2.1.0"}
 """googlecolab/backend-info, 2026-08 (DESIGN.md): what Colab preinstalls."""
@@ -105,10 +105,10 @@ def test_release_notebooks_carry_kernelspec_and_language_info():
         assert metadata["language_info"]["file_extension"] == ".py"
 
 
-def test_setup_cell_is_the_same_in_all_four_and_asks_for_gpu_extras_on_colab_only():
+def test_every_setup_cell_is_the_one_template_and_asks_for_gpu_extras_on_colab_only():
     sources = {i: setup_source(REPO_ROOT / "solutions" / i / f"{i}.ipynb") for i in IDS}
-    assert len(set(sources.values())) == 1
-    source = sources["tiny_grpo"]
+    assert set(sources.values()) == {stamping.setup_template()}
+    source = stamping.setup_template()
     assert '"[gpu] @ "' in source and "/dev/nvidia0" in source and "torch==" in source
     assert "KIT = f\"course-kit-helpers @ " in source  # no torch pin and no extras in what a laptop is told
 
@@ -396,3 +396,37 @@ print(json.dumps({{"file": helpers.__file__, "unmet": unmet, "reward": r1_zero_r
     assert report["model_dir"].startswith(str(tmp_path / "venv" / "lib")), report["model_dir"]  # package data
     assert report["unmet"] == [] and report["reward"] == 1.0 and report["new_tokens"] == 3
     assert report["artifacts"] == str(tmp_path / "artifacts")
+
+
+def _title(notebook) -> str:
+    return next(c.source for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "title")
+
+
+def _title_rows(notebook) -> list[tuple[str, int]]:
+    """(row text, the leading number of its points column) for each row of the title's points table."""
+    rows = []
+    for line in _title(notebook).splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        number = re.match(r"\**(\d+)", cells[-1]) if line.startswith("|") and len(cells) >= 2 else None
+        if number:
+            rows.append((cells[0].lower(), int(number.group(1))))
+    return rows
+
+
+@pytest.mark.parametrize("assignment", IDS)
+def test_every_title_table_states_the_points_the_cells_carry(assignment):
+    """Issue 34: points are set once, in the cells' metadata; the title's table only restates them."""
+    notebook = nbformat.read(REPO_ROOT / "solutions" / assignment / f"{assignment}.ipynb", as_version=4)
+    graded = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    manual = sum(c.metadata["nbgrader"]["points"] for c in graded if c.metadata["nbgrader"].get("solution"))
+    auto = sum(c.metadata["nbgrader"]["points"] for c in graded if not c.metadata["nbgrader"].get("solution"))
+    rows = _title_rows(notebook)
+    if not rows:  # a short title says it in a sentence instead
+        stated = re.search(r"(\d+) points autograded, (\d+) by hand", _title(notebook))
+        assert stated, f"{assignment}'s title has neither a points table nor 'N points autograded, M by hand'"
+        rows = [("autograded", int(stated.group(1))), ("by hand", int(stated.group(2)))]
+    limit = next(a.export_limit for a in load_assignments(REPO_ROOT, [assignment]))
+    assert limit is None or f"{limit:,} characters" in _title(notebook)
+    assert sum(n for text, n in rows if "by hand" in text) == manual, rows
+    assert sum(n for text, n in rows if "autograded" in text) == auto, rows
+    assert all(n == manual + auto for text, n in rows if "total" in text), rows

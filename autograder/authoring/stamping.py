@@ -19,6 +19,9 @@ DISTRIBUTION = "course-kit-helpers"
 SETTINGS_FILE = "course.toml"
 SETUP_CELL = "setup"
 """grade_id of the locked install cell every notebook starts with."""
+SETUP_TEMPLATE = Path(__file__).resolve().parent / "templates" / "setup_cell.py"
+"""The one install cell: ``generate`` writes it into every solution notebook that has a ``setup`` cell,
+and ``python -m autograder new`` starts each notebook with it."""
 _STAMPED_LINE = re.compile(r'^(KIT_VERSION|KIT_URL) = "[^"\n]*"[ \t]*$', re.MULTILINE)
 
 
@@ -148,3 +151,24 @@ def stamp_course_sources(course: Path, assignments: list[Assignment], url: str |
         root = assignment.source.parents[2]
         target = course / "source" / assignment.id / f"{assignment.id}.ipynb"
         stamp_notebook(target, install_url(root, url, allow_placeholder=True), kit_version(REPO_ROOT))
+
+
+def setup_template() -> str:
+    """The install cell's source, as every notebook carries it before stamping."""
+    return SETUP_TEMPLATE.read_text(encoding="utf-8").rstrip("\n")
+
+
+def sync_setup_cells(assignments: list[Assignment], check: bool) -> list[str]:
+    """Give every solution's ``setup`` cell the template's source; with ``check``, only name those that differ."""
+    template, stale = setup_template(), []
+    for assignment in assignments:
+        notebook = nbformat.read(assignment.source, as_version=4)
+        cells = [c for c in notebook.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == SETUP_CELL]
+        if not cells or cells[0].source == template:
+            continue
+        if check:
+            stale.append(f"{assignment.source}: its setup cell differs from {SETUP_TEMPLATE.relative_to(REPO_ROOT)}")
+        else:
+            cells[0].source = template
+            nbformat.write(notebook, assignment.source)
+    return stale

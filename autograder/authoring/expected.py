@@ -117,7 +117,8 @@ def write(assignment: Assignment) -> Path:
                   if isinstance(value, dict) and value.get("error") == "NotImplementedError"]
     if unfinished:  # an expected error is fine (a ValueError on bad input); an unwritten reference never is
         raise RecordingError(f"{assignment.id}: the solution raised NotImplementedError in "
-                             f"{', '.join(unfinished[:5])}; write the reference answer between ### BEGIN SOLUTION and ### END SOLUTION first")
+                             f"{', '.join(unfinished[:5])}; write the reference answer between "
+                             "### BEGIN SOLUTION and ### END SOLUTION first")
     data = {"fingerprint": fingerprint(assignment),
             "recorded_with": {"python": platform.python_version(), "machine": platform.machine(),
                               "numpy": numpy.__version__, "torch": torch.__version__},

@@ -115,17 +115,18 @@ def cmd_release(args) -> int:
 
 
 def cmd_autograde(args) -> int:
-    from autograder.grading.batch import autograde
+    from autograder.grading.batch import Request, autograde
     from autograder.grading.outcome import SubmissionLayoutError
     from autograder.isolation.probe import SandboxError
     from autograder.reports.feedback import format_table
 
     assignments = load_assignments(Path(args.course_root), args.assignment or None)
     try:
-        results = autograde(Path(args.submissions), Path(args.out), assignments, workers=args.workers,
-                            profile=args.profile, deadline=args.deadline, late_penalty=args.late_penalty,
-                            memory_mb=args.memory_mb, timeout=args.timeout, ray_address=args.ray,
-                            sandbox_mode=args.sandbox, log=lambda line: print(line, file=sys.stderr, flush=True))
+        request = Request(workers=args.workers, profile=args.profile, deadline=args.deadline,
+                          late_penalty=args.late_penalty, memory_mb=args.memory_mb, timeout=args.timeout,
+                          ray_address=args.ray, sandbox_mode=args.sandbox)
+        results = autograde(Path(args.submissions), Path(args.out), assignments, request,
+                            log=lambda line: print(line, file=sys.stderr, flush=True))
     except (SubmissionLayoutError, SandboxError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

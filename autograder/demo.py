@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.authoring.course import fill_release, new_course
-from autograder.grading.batch import autograde
+from autograder.grading.batch import Request, autograde
 from autograder.grading.kernel_env import thread_env, threads_per_job
 from autograder.grading.outcome import Result
 from autograder.manifest import REPO_ROOT, Assignment
@@ -158,7 +158,7 @@ def demo(assignments: list[Assignment], out: Path, workers: int = 1, log=print,
 
     def grade(batch: list[Assignment], workers: int) -> None:
         log(f"autograding {', '.join(a.id for a in batch)} in the tiny profile ...")
-        results.extend(autograde(submissions, out, batch, workers=workers, profile="tiny"))
+        results.extend(autograde(submissions, out, batch, Request(workers=workers, profile="tiny")))
 
     def grade_one_early() -> None:
         if ready:

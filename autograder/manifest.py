@@ -275,15 +275,24 @@ def load_assignments(root: Path = REPO_ROOT, only: list[str] | None = None) -> l
     solutions = Path(root) / "solutions"
     found = (sorted(p.name for p in solutions.iterdir() if (p / f"{p.name}.ipynb").exists())
              if solutions.exists() else [])
+    found.sort(key=lambda name: (_declared_order(solutions / name / MANIFEST_NAME), name))
     if only:
         unknown = [name for name in only if name not in found]
         if unknown:
             raise ManifestError(f"unknown assignment(s) {', '.join(unknown)}; "
                                 f"available: {', '.join(found) or '(none under ' + str(solutions) + ')'}")
         found = [name for name in found if name in only]
-    loaded = [load_manifest(solutions / name / MANIFEST_NAME, name, solutions / name / f"{name}.ipynb")
-              for name in found]
-    return sorted(loaded, key=lambda a: (a.order, a.id))
+    return [load_manifest(solutions / name / MANIFEST_NAME, name, solutions / name / f"{name}.ipynb")
+            for name in found]
+
+
+def _declared_order(path: Path) -> int:
+    """The manifest's ``order`` before it is checked (a broken manifest sorts last; loading it says why)."""
+    try:
+        order = json.loads(path.read_text(encoding="utf-8")).get("order", 100)
+    except (OSError, ValueError, AttributeError):
+        return 1 << 30
+    return order if isinstance(order, int) and not isinstance(order, bool) else 1 << 30
 
 
 # ----------------------------------------------------------------------------------------------

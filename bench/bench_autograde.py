@@ -31,7 +31,7 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autograder.authoring.course import fill_release, new_course  # noqa: E402
-from autograder.grading.batch import autograde  # noqa: E402
+from autograder.grading.batch import Request, autograde  # noqa: E402
 from autograder.manifest import REPO_ROOT, load_assignments  # noqa: E402
 
 
@@ -68,7 +68,7 @@ def each(args) -> int:
         with tempfile.TemporaryDirectory(prefix=f"bench-{assignment.id}-") as scratch:
             subs = reference_copies(assignment, Path(scratch), args.copies, args.profile)
             started = time.perf_counter()
-            results = autograde(subs, Path(scratch) / "out", [assignment], workers=1, profile=args.profile)
+            results = autograde(subs, Path(scratch) / "out", [assignment], Request(workers=1, profile=args.profile))
             wall = time.perf_counter() - started
         per = [r.seconds for r in results]
         scores = sorted({f"{r.score:g}/{r.max_score:g} {r.status}" for r in results})
@@ -131,7 +131,8 @@ def workers_ratio(args) -> int:
         timings, keys = {}, {}
         for workers in args.workers:
             started = time.perf_counter()
-            results = autograde(subs, scratch / f"out{workers}", assignments, workers=workers, profile=args.profile)
+            request = Request(workers=workers, profile=args.profile)
+            results = autograde(subs, scratch / f"out{workers}", assignments, request)
             timings[workers] = time.perf_counter() - started
             keys[workers] = [(r.student, r.score, r.status, r.cells) for r in results]
             scores = sorted({f"{r.score:g}/{r.max_score:g} {r.status}" for r in results})

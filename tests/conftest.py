@@ -190,7 +190,7 @@ def executed_references(request, tmp_path_factory, tiny_model_dir) -> References
 @pytest.fixture(scope="session")
 def graded(executed_references, tmp_path_factory):
     """Autograde the demo's samples; return (results by (student, assignment), timings, OUT)."""
-    from autograder.grading.batch import autograde
+    from autograder.grading.batch import Request, autograde
 
     refs = executed_references
     if demo_run(refs.assignments):  # the demo graded these very samples into its OUT
@@ -201,6 +201,6 @@ def graded(executed_references, tmp_path_factory):
         results = load_results(out)
         return {(r.student, r.assignment): r for r in results if r.assignment in wanted}, refs.timings, out
     out = tmp_path_factory.mktemp("e2e-out")
-    results = autograde(refs.submissions, out, refs.assignments, workers=2, profile="tiny")
+    results = autograde(refs.submissions, out, refs.assignments, Request(workers=2, profile="tiny"))
     print("\nsolution run seconds:", {k: round(v) for k, v in refs.timings.items()})
     return {(r.student, r.assignment): r for r in results}, refs.timings, out

@@ -103,7 +103,7 @@ HOSTILE = {  # student -> what the adapter does to a shared base model (see eval
 
 @pytest.fixture(scope="module")
 def tiers(tmp_path_factory, tiny_model_dir):
-    from autograder.grading.batch import autograde
+    from autograder.grading.batch import Request, autograde
     from autograder.manifest import load_assignments
 
     root = _course(tmp_path_factory.mktemp("tiers"))
@@ -136,7 +136,7 @@ def tiers(tmp_path_factory, tiny_model_dir):
     submit("f_full_profile", profile="full", base_model="Qwen/Qwen2.5-0.5B-Instruct")
     pickled = submit("g_pickle_weights")
     (pickled / "adapter_model.safetensors").rename(pickled / "adapter_model.bin")
-    results = autograde(subs, root / "out", assignments, workers=1, profile="tiny")
+    results = autograde(subs, root / "out", assignments, Request(workers=1, profile="tiny"))
     return {r.student: r for r in results}, base, noisy, root / "out", unedited
 
 

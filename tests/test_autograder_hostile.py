@@ -84,7 +84,7 @@ def _zip_bomb(path: Path, megabytes: int = 300) -> None:
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
     from autograder.authoring.course import fill_release, generate
-    from autograder.grading.batch import autograde
+    from autograder.grading.batch import Request, autograde
     from autograder.intake.lms import collect
     from autograder.isolation.probe import probe
     from autograder.manifest import load_assignments
@@ -233,7 +233,7 @@ def hostile(tmp_path_factory):
     lines = []
     started = time.perf_counter()
     try:
-        results = autograde(subs, out, assignments, workers=2, profile="tiny", log=lines.append)
+        results = autograde(subs, out, assignments, Request(workers=2, profile="tiny"), log=lines.append)
     finally:
         for key, value in saved_env.items():
             os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
@@ -485,7 +485,7 @@ def test_rerun_updates_the_gradebook_instead_of_duplicating(hostile, tmp_path):
     from nbgrader.api import Gradebook
 
     from autograder.authoring.course import fill_release
-    from autograder.grading.batch import autograde
+    from autograder.grading.batch import Request, autograde
 
     out, subs, assignments = hostile["out"], hostile["subs"], hostile["assignments"]
     again = tmp_path / "again"
@@ -493,7 +493,7 @@ def test_rerun_updates_the_gradebook_instead_of_duplicating(hostile, tmp_path):
     course = hostile["root"] / "course"
     fill_release(course / "notebooks" / "toy_add" / "toy_add.ipynb", course / "solutions" / "toy_add" / "toy_add.ipynb",
                  again / "test_edited" / "toy_add" / "toy_add.ipynb")
-    rerun = autograde(again, out, assignments, workers=1, profile="tiny")
+    rerun = autograde(again, out, assignments, Request(workers=1, profile="tiny"))
     assert rerun[0].score == 2
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
         subs_toy = [s for s in gb.assignment_submissions("toy_add") if s.student.id == "test_edited"]

@@ -37,7 +37,7 @@ CAROL_MARKUP = [
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     from autograder.authoring.course import fill_release
-    from autograder.grading.batch import autograde
+    from autograder.grading.batch import Request, autograde
     from autograder.manifest import load_assignments
 
     root = tmp_path_factory.mktemp("manual")
@@ -64,8 +64,8 @@ def graded(tmp_path_factory):
                   "timestamp_source": "canvas _late flag"}}}))
     assignments = load_assignments(FIXTURE)
     out = root / "out"
-    autograde(subs, out, assignments, workers=2, profile="tiny", deadline="2100-01-01T00:00:00Z",
-              late_penalty=PENALTY)
+    autograde(subs, out, assignments, Request(workers=2, profile="tiny", deadline="2100-01-01T00:00:00Z",
+                                              late_penalty=PENALTY))
     return root, subs, out, assignments
 
 
@@ -217,10 +217,10 @@ def test_formgrader_grade_and_comment_reach_every_view(graded):
         assert float(exported[student]["score"]) == float(row["total"]), student
         assert float(exported[student]["late_submission_penalty"]) == float(row["late_penalty"]), student
 
-    from autograder.grading.batch import autograde
+    from autograder.grading.batch import Request, autograde
 
-    autograde(subs, out, assignments, workers=1, profile="tiny", deadline="2100-01-01T00:00:00Z",
-              late_penalty=PENALTY)  # a re-run never un-grades
+    autograde(subs, out, assignments, Request(workers=1, profile="tiny", deadline="2100-01-01T00:00:00Z",
+                                              late_penalty=PENALTY))  # a re-run never un-grades
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
         notebook = gb.find_submission_notebook("toy_add", "toy_add", "alice")
         grade = next(g for g in notebook.grades if g.name == "q_why")

@@ -144,15 +144,15 @@ def _key(results):
 def test_workers_and_ray_give_identical_results(small_batch):
     import ray  # noqa: F401  (pinned in requirements.txt)
 
-    from autograder.grading.batch import autograde
+    from autograder.grading.batch import Request, autograde
     from autograder.manifest import load_assignments
 
     root, subs = small_batch
     assignments = load_assignments(FIXTURE)
     kwargs = dict(profile="tiny", deadline="2026-01-02T00:00:00Z")
     # (bench/bench_autograde.py checks --workers 1 against --workers 2 on 16 IRL submissions)
-    one = autograde(subs, root / "one", assignments, workers=2, **kwargs)
-    on_ray = autograde(subs, root / "ray", assignments, ray_address="local", **kwargs)
+    one = autograde(subs, root / "one", assignments, Request(workers=2, **kwargs))
+    on_ray = autograde(subs, root / "ray", assignments, Request(ray_address="local", **kwargs))
     # (once seen to differ under load: outputs arriving after nbclient's 10 s iopub wait were dropped;
     # the grader now waits 60 s and backs a reply's error up, see GuardedExecute._check_raise_for_error)
     assert _key(one) == _key(on_ray), json.dumps(
@@ -170,7 +170,7 @@ def test_workers_and_ray_give_identical_results(small_batch):
 
 @pytest.mark.slow
 def test_gpu_assignment_on_cpu_grader_fails_clearly_unless_tiny(small_batch, monkeypatch):
-    from autograder.grading.batch import autograde
+    from autograder.grading.batch import Request, autograde
     from autograder.manifest import load_assignments
 
     root, subs = small_batch
@@ -178,7 +178,7 @@ def test_gpu_assignment_on_cpu_grader_fails_clearly_unless_tiny(small_batch, mon
     import dataclasses
 
     assignments = [dataclasses.replace(a, needs_gpu={"tiny": False, "full": True}) for a in load_assignments(FIXTURE)]
-    results = autograde(subs, root / "gpu", assignments, workers=2, profile="full")
+    results = autograde(subs, root / "gpu", assignments, Request(workers=2, profile="full"))
     assert {r.status for r in results} == {"no-gpu"}
     assert all(len(r.feedback) == 1 and "needs a GPU" in r.feedback[0] and "--profile tiny" in r.feedback[0]
                for r in results)

@@ -19,7 +19,7 @@ a file that fails halfway through attaching itself."""
 
 @pytest.mark.parametrize("assignment", ["grpo_format"])
 def test_the_reference_keeps_full_marks_after_hostile_adapters(executed_references, assignment, tmp_path):
-    from autograder.grading.batch import autograde
+    from autograder.grading.batch import Request, autograde
 
     spec = next(a for a in executed_references.assignments if a.id == assignment)
     reference = executed_references.reference_dir(assignment)
@@ -29,7 +29,7 @@ def test_the_reference_keeps_full_marks_after_hostile_adapters(executed_referenc
         shutil.copytree(reference, folder)
         HOSTILE[attack](folder / spec.artifacts[0])
     shutil.copytree(reference, subs / "z_reference" / assignment)
-    results = {r.student: r for r in autograde(subs, tmp_path / "out", [spec], workers=1, profile="tiny")}
+    results = {r.student: r for r in autograde(subs, tmp_path / "out", [spec], Request(workers=1, profile="tiny"))}
 
     correct = results["z_reference"]
     assert (correct.score, correct.status) == (correct.max_score, "ok"), correct.feedback

@@ -215,12 +215,13 @@ BATCH_NICENESS = 19
 _GRADE = """
 import json, sys, time
 from pathlib import Path
-from autograder.grading.batch import autograde
+from autograder.grading.batch import Request, autograde
 from autograder.manifest import REPO_ROOT, load_assignments
 started = time.perf_counter()
 subs, out, workers = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
 # scores are what the tests read: no nbgrader feedback pages (1-4 s each; test_notebooks checks them)
-autograde(subs, out, load_assignments(REPO_ROOT, sys.argv[4:]), workers=workers, profile="tiny", feedback_pages=False)
+request = Request(workers=workers, profile="tiny", feedback_pages=False)
+autograde(subs, out, load_assignments(REPO_ROOT, sys.argv[4:]), request)
 (out / "batch.json").write_text(json.dumps({"seconds": time.perf_counter() - started}))
 """
 

@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -54,9 +55,32 @@ def check_tiny_model(assignments: list[Assignment], profile: str, log=None) -> N
         log(f"warning: the tiny model is not usable ({(run.stderr.strip().splitlines() or ['?'])[-1]})")
 
 
-def plan(submissions: Path, out: Path, assignments: list[Assignment], profile: str, *, deadline, late_penalty: float,
-         memory_mb, timeout, ray_address, sandbox_mode, log, workers: int = 1,
-         feedback_pages: bool = True) -> tuple[list, dict, Settings]:
+@dataclass(frozen=True)
+class Request:
+    """What the person grading asked for (the command line's options); :func:`plan` turns it into
+    the :class:`Settings` every submission is graded with."""
+
+    workers: int = 1
+    """Submissions graded at once on this machine."""
+    profile: str = "tiny"
+    """``tiny``, ``full`` or ``auto`` (``full`` where a GPU is found)."""
+    deadline: datetime | str | None = None
+    late_penalty: float = 0.0
+    """Fraction of the points taken per day late."""
+    memory_mb: int | None = None
+    """Memory limit of a kernel (default: each manifest's)."""
+    timeout: int | None = None
+    """Per-cell time limit (default: each manifest's)."""
+    ray_address: str | None = None
+    """A Ray cluster to grade on (``local`` starts one here); None: local workers."""
+    sandbox_mode: str | None = None
+    """``required``, ``auto`` or ``off`` (default: ``AUTOGRADER_SANDBOX``, else ``auto``)."""
+    feedback_pages: bool = True
+    """False: result files and the summary page only, without nbgrader's page of the notebook."""
+
+
+def plan(submissions: Path, out: Path, assignments: list[Assignment], request: Request,
+         log=None) -> tuple[list, dict, Settings]:
     """(jobs, assignments by id, settings): everything decided once, before any kernel starts."""
     from autograder import evaluators
     from autograder.grading.kernel_env import threads_per_job
@@ -66,14 +90,17 @@ def plan(submissions: Path, out: Path, assignments: list[Assignment], profile: s
     by_id = {a.id: a for a in assignments}
     jobs = discover(Path(submissions), list(by_id))
     needed = [by_id[name] for name in dict.fromkeys(job[1] for job in jobs)]
-    gpus = detect_gpus() if ray_address is None and profile in ("auto", "full") and any(
+    gpus = detect_gpus() if request.ray_address is None and request.profile in ("auto", "full") and any(
         a.gpu_needed("full") for a in needed) else 0
-    requested = sandbox_mode or os.environ.get("AUTOGRADER_SANDBOX") or "auto"
-    settings = Settings(profile=resolve_profile(profile, gpus), deadline=parse_deadline(deadline) if isinstance(
-        deadline, str) else deadline, late_penalty=late_penalty, memory_mb=memory_mb, timeout=timeout,
-        gpus=gpus, sandbox=requested, lms=lms_metadata(Path(submissions)), feedback_pages=feedback_pages,
-        # local kernels graded side by side share the cores; a Ray node sizes its own
-        kernel_threads=threads_per_job(min(max(1, workers), len(jobs))) if ray_address is None and jobs else 0)
+    requested = request.sandbox_mode or os.environ.get("AUTOGRADER_SANDBOX") or "auto"
+    deadline = parse_deadline(request.deadline) if isinstance(request.deadline, str) else request.deadline
+    settings = Settings(profile=resolve_profile(request.profile, gpus), deadline=deadline,
+                        late_penalty=request.late_penalty, memory_mb=request.memory_mb, timeout=request.timeout,
+                        gpus=gpus, sandbox=requested, lms=lms_metadata(Path(submissions)),
+                        feedback_pages=request.feedback_pages,
+                        # local kernels graded side by side share the cores; a Ray node sizes its own
+                        kernel_threads=threads_per_job(min(max(1, request.workers), len(jobs)))
+                        if request.ray_address is None and jobs else 0)
     for assignment in needed:  # an evaluator unknown to this grader stops the batch here, not per student
         evaluators.declared(assignment, settings.profile)
     isolation = probe(requested)  # SandboxError when "required" and unavailable
@@ -105,37 +132,33 @@ def _template(needed: list[Assignment], settings: Settings, ray: bool, scratch: 
     return template
 
 
-def autograde(submissions: Path, out: Path, assignments: list[Assignment], workers: int = 1,
-              profile: str = "tiny", *, deadline: datetime | str | None = None, late_penalty: float = 0.0,
-              memory_mb: int | None = None, timeout: int | None = None, ray_address: str | None = None,
-              sandbox_mode: str | None = None, log=None,
-              feedback_pages: bool = True) -> list[Result]:
-    """Grade every submission; write OUT/grades.csv, OUT/gradebook.db and OUT/feedback/<student>/<assignment>/
-    (``feedback_pages=False``: result files and our summary page only, without nbgrader's page of the notebook)."""
+def autograde(submissions: Path, out: Path, assignments: list[Assignment], request: Request | None = None,
+              log=None) -> list[Result]:
+    """Grade every submission as ``request`` asks; write OUT/grades.csv, OUT/gradebook.db and
+    OUT/feedback/<student>/<assignment>/."""
     from autograder.reports import manual
     from autograder.reports.feedback import merge_results, write_grades, write_lms_grades
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    jobs, by_id, settings = plan(submissions, out, assignments, profile, deadline=deadline, late_penalty=late_penalty,
-                                 memory_mb=memory_mb, timeout=timeout, ray_address=ray_address,
-                                 sandbox_mode=sandbox_mode, log=log, workers=workers, feedback_pages=feedback_pages)
+    request = request or Request()
+    jobs, by_id, settings = plan(submissions, out, assignments, request, log)
     needed = [by_id[name] for name in dict.fromkeys(job[1] for job in jobs)]
     with tempfile.TemporaryDirectory(prefix="autograde-") as scratch:
         scratch = Path(scratch)
         os.chmod(scratch, 0o700)  # course copies hold the solutions: the grader's eyes only
-        template = _template(needed, settings, ray_address is not None, scratch, out)
+        template = _template(needed, settings, request.ray_address is not None, scratch, out)
         record = Recorder(out, template, settings, log)
-        if ray_address is not None:
+        if request.ray_address is not None:
             from autograder.grading.ray_runner import grade_on_ray
 
-            results = [record(outcome) for outcome in grade_on_ray(jobs, by_id, settings, ray_address, out)]
+            results = [record(outcome) for outcome in grade_on_ray(jobs, by_id, settings, request.ray_address, out)]
         else:
             from autograder.grading.local import LocalRunner
 
             workdir = scratch / "work"
             workdir.mkdir(mode=0o700)
-            results = LocalRunner(template, workdir, out, settings, by_id, scratch).run(jobs, workers, record)
+            results = LocalRunner(template, workdir, out, settings, by_id, scratch).run(jobs, request.workers, record)
     results.sort(key=lambda r: (r.student, r.assignment))
     everything = merge_results(record.earlier, results)  # the recorder read OUT's earlier results already
     manual.attach_manual(out, everything)

@@ -54,7 +54,9 @@ def kernel_env(profile: str, memory_mb: int, workspace, gpu: str | None,
     }
 
 
-def sandbox_spec(workspace, assignment, notebook, env: dict, gpu: str | None, mounts: list, memory_mb: int) -> Spec:
+def sandbox_spec(sub, workspace, notebook, env: dict, mounts: list) -> Spec:
+    """What the sandbox gives the kernel that grades ``sub`` (a ``grading.submission.Submission``)."""
+    assignment, gpu, memory_mb = sub.assignment, sub.gpu, sub.memory_mb
     return Spec(mode=workspace.isolation.mode, channel=str(workspace.channel), uid=workspace.uid or 0,
                 disk_mb=assignment.limits.disk_mb, memory_mb=memory_mb, workdir=f"{HOME}/{assignment.id}",
                 work_from=str(notebook.parent), notebooks=(str(notebook),), mounts=tuple(mounts), gpu=gpu is not None,

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from autograder.grading.outcome import Outcome, Result, Settings
-from autograder.grading.submission import grade_one
+from autograder.grading.submission import Lent, grade_one
 from autograder.reports.feedback import finish
 from autograder.reports.scrub import Scrubber
 
@@ -70,8 +70,8 @@ class LocalRunner:
         try:
             if assignment.gpu_needed(self.settings.profile) and self.settings.gpus > 0:
                 gpu = self.gpus.take()
-            return grade_one(self.template, self.workdir, student, assignment, folder, self.out,
-                             settings=self.settings, gpu=gpu, evaluators=self.pool, jobs=self._job_server())
+            return grade_one(self.template, self.workdir, (student, assignment, folder), self.out, self.settings,
+                             Lent(gpu=gpu, evaluators=self.pool, jobs=self._job_server()))
         except Exception as error:  # noqa: BLE001 - never lose the batch to one submission
             result = Result(student, assignment_id, status="crashed",
                             feedback=[f"grader error: {type(error).__name__}: {error}"[:400]])

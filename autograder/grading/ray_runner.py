@@ -70,7 +70,7 @@ def _template_for(assignment, source_bytes: bytes, key: str) -> Path:
 
 def grade_task(assignment, source_bytes: bytes, key: str, student: str, submission: bytes, settings, gpu_ids):
     """Runs on a Ray worker: returns (Result, gradebook record, feedback tarball)."""
-    from autograder.grading.submission import grade_one
+    from autograder.grading.submission import Lent, grade_one
 
     template, local = _template_for(assignment, source_bytes, key)
     gpu = ",".join(str(int(g)) for g in gpu_ids) if gpu_ids else None
@@ -90,7 +90,7 @@ def grade_task(assignment, source_bytes: bytes, key: str, student: str, submissi
         work.mkdir()
         os.chmod(work, 0o700)
         os.chmod(scratch, 0o700)
-        outcome = grade_one(template, work, student, local, folder, out, settings=settings, gpu=gpu)
+        outcome = grade_one(template, work, (student, local, folder), out, settings, Lent(gpu=gpu))
         return outcome.result, outcome.record, pack(out)
 
 

@@ -90,10 +90,20 @@ def new_result(sub: Submission) -> Result:
     return result
 
 
-def grade_one(template: Path, workdir: Path, student: str, assignment: Assignment, folder: Path, out: Path,
-              settings: Settings | None = None, gpu: str | None = None, evaluators=None, jobs=None) -> Outcome:
-    """Grade one submission in a private copy of ``template``; write its feedback under ``out``."""
-    settings = settings or Settings()
+@dataclass(frozen=True)
+class Lent:
+    """What a runner lends one grading, each optional: a GPU, the evaluator pool, the job server."""
+    gpu: str | None = None
+    evaluators: object = None
+    jobs: object = None
+
+
+def grade_one(template: Path, workdir: Path, job: tuple[str, Assignment, Path], out: Path,
+              settings: Settings | None = None, lent: Lent = Lent()) -> Outcome:
+    """Grade one submission, ``job`` = (student, assignment, its folder), in a private copy of
+    ``template`` under ``workdir``; write its feedback under ``out``."""
+    student, assignment, folder = job
+    settings, gpu = settings or Settings(), lent.gpu
     release = nbformat.read(template / "release" / assignment.id / f"{assignment.id}.ipynb", as_version=4)
     sub = Submission(student, assignment, Path(folder), Path(out), settings, gpu, release)
     result = new_result(sub)
@@ -108,7 +118,7 @@ def grade_one(template: Path, workdir: Path, student: str, assignment: Assignmen
     workspace = Workspace.create(template, workdir, student, assignment.id, isolation)
     workspace.paths[str(sub.folder)] = "<submission>"
     try:
-        return _grade_in(sub, workspace, result, evaluators, jobs)
+        return _grade_in(sub, workspace, result, lent.evaluators, lent.jobs)
     finally:
         workspace.cleanup()
 
@@ -244,7 +254,7 @@ def _run_job(sub: Submission, ws: Workspace, notebook: Path, measurement: dict |
         mounts, cache_env = [], {k: v for k, v in _host_cache_env().items()}
     env = kernel_env(sub.settings.profile, sub.memory_mb, ws, sub.gpu, cache_env,
                      threads=sub.settings.kernel_threads)
-    spec = sandbox_spec(ws, sub.assignment, notebook, env, sub.gpu, mounts, sub.memory_mb)
+    spec = sandbox_spec(sub, ws, notebook, env, mounts)
     limit = sub.assignment.limits.notebook_timeout_s
     summary_file = ws.state / "job.json"
     job_env = {"JUPYTER_PATH": str(ws.course / "jupyter"), "JUPYTER_RUNTIME_DIR": str(ws.channel),

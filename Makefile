@@ -37,7 +37,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q -m "not robustness" --durations=25
 
-# Every GRPO reference training as a student's copy runs it, seeds 1-3 (CI runs it after the suite).
+# Every GRPO reference training as a student's copy runs it, seeds 1-3 (by hand, before a term; not in CI).
 test-robustness: $(STAMP)
 	$(PY) -m pytest -q -s -m robustness tests/test_robustness.py
 

@@ -1,7 +1,6 @@
 """Throwaway nbgrader course directories, and release generation from ``solutions/``."""
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -163,10 +162,6 @@ def fill_release(release_path: Path, solution_path: Path, out_path: Path, patche
             cell.source = strip_solution_markers(answers[meta["grade_id"]])
     out_path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(release, out_path)
-
-
-def read_json(path: Path):
-    return json.loads(Path(path).read_text())
 
 
 def prepare_template(assignments: list[Assignment], scratch: Path) -> Path:

@@ -247,11 +247,3 @@ def sanitize_autograded(path: Path, scrub: Scrubber | None = None) -> tuple[dict
             cell.source = (cell.source.rstrip("\n") + "\n# (hidden tests run here when grading)").lstrip("\n")
     nbformat.write(notebook, path)
     return messages, enames
-
-
-def scrub_file(path: Path, scrub: Scrubber) -> None:
-    if scrub and Path(path).exists():
-        text = Path(path).read_text(errors="replace")
-        cleaned = scrub(text)
-        if cleaned != text:
-            Path(path).write_text(cleaned)

@@ -141,7 +141,7 @@ def test_the_memory_limit_counts_the_whole_process_tree(tmp_path):
            "AUTOGRADER_STATE_DIR": str(tmp_path)}
     tree = subprocess.Popen([sys.executable, "-c", (
         "import os, time\n"
-        "from autograder.kernel.launcher import apply_limits\n"
+        "from autograder.kernel.start_kernel import apply_limits\n"
         "apply_limits()\n"
         "for _ in range(2):\n"
         "    if os.fork() == 0:\n"

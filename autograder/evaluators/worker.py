@@ -19,7 +19,7 @@ def main(argv: list[str]) -> int:
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # prints from libraries go to the log
     sys.stdout = sys.stderr
-    from autograder.kernel.launcher import apply_limits
+    from autograder.kernel.start_kernel import apply_limits
 
     apply_limits()
     from autograder.evaluators import REGISTRY

@@ -161,14 +161,15 @@ class ProbeExecute(Execute):
             with open(os.path.join(state, name), "a") as handle:
                 handle.write(line + "\n")
 
-    def _stop(self, reason: str) -> None:
+    def _stop(self, code: str, reason: str) -> None:
+        """Run no more cells; ``stopped.txt`` gets the code (for the status) and the reason (for people)."""
         self._stopped = reason
-        self._note(reason, "stopped.txt")
+        self._note(f"{code} {reason}", "stopped.txt")
 
     def _check_timeout(self, outputs: list) -> bool:
         if any(o.get("output_type") == "error" and o.get("ename") in STOPPING_ERRORS for o in outputs):
             # nothing else runs in this kernel: it may still be looping (nbclient kills it at cleanup)
-            self._stop(f"an earlier cell ran past the {self.timeout} s per-cell limit")
+            self._stop("cell-timeout", f"an earlier cell ran past the {self.timeout} s per-cell limit")
             return True
         return False
 
@@ -259,7 +260,7 @@ class ProbeExecute(Execute):
     def preprocess_cell(self, cell, resources, index):
         self._check_assign_resources(resources)
         if not self._stopped and self._deadline is not None and time.time() > self._deadline:
-            self._stop("the notebook ran past its time limit for the whole notebook")
+            self._stop("notebook-timeout", "the notebook ran past its time limit for the whole notebook")
         if self._stopped:
             if cell.cell_type == "code":
                 cell.outputs = [_error("NotRun", f"not run: {self._stopped}")]
@@ -275,7 +276,7 @@ class ProbeExecute(Execute):
         except DeadKernelError:
             died = _error("DeadKernelError", "the kernel died while running this cell")
             cell.outputs = list(cell.get("outputs", [])) + [died]
-            self._stop("the kernel died in an earlier cell")
+            self._stop("dead-kernel", "the kernel died in an earlier cell")
         if _is_test(cell):
             self._record_score(cell)
         return cell, self.resources

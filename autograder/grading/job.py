@@ -67,7 +67,8 @@ def grade(course: Path, assignment: str, student: str) -> int:
     autograded = course / "autograded" / student / assignment / f"{assignment}.ipynb"
     summary.autograde = bool(run.get("success")) and autograded.exists()
     stopped = Path(os.environ.get("AUTOGRADER_GRADER_STATE", course / ".grader-state")) / "stopped.txt"
-    summary.stopped = stopped.read_text().strip() if stopped.exists() else ""
+    first = stopped.read_text().strip().splitlines()[0] if stopped.exists() and stopped.read_text().strip() else ""
+    summary.stop_code, _, summary.stopped = first.partition(" ")
     if autograded.exists():
         from autograder.reports.scrub import Scrubber, sanitize_autograded
 

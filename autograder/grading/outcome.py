@@ -97,7 +97,10 @@ class JobSummary:
     enames: list = field(default_factory=list)
     """Names of the errors seen in any cell (CellTimeoutError, DeadKernelError, MemoryError...)."""
     stopped: str = ""
-    """Why the executor stopped running cells early ('' when every cell ran)."""
+    """Why the executor stopped running cells early ('' when every cell ran), for people."""
+    stop_code: str = ""
+    """The same as a code ``status.decide`` reads: ``notebook-timeout``, ``cell-timeout``, ``dead-kernel``
+    or '' (every cell ran)."""
     seconds: dict = field(default_factory=dict)
     error: str = ""
     """nbgrader's own error line when autograde failed."""

@@ -76,7 +76,7 @@ def score_cells(result: Result, autograded: Path | None, record: dict | None, st
         result.cells[name][0] = max(0.0, min(min(candidates), points[name]))
 
 
-def apply_tiers(result: Result, declared: dict | None, record: dict | None, mismatch: str | None) -> set:
+def score_tier_cells(result: Result, declared: dict | None, record: dict | None, mismatch: str | None) -> set:
     """Tier cells score from the grader's measurement only; an artifact trained in the other
     profile earns none of them. Returns the tier cells' grade ids."""
     if not declared:

@@ -48,8 +48,7 @@ def decide(facts: Facts, score: float, max_score: float) -> tuple[str, list[str]
     """(status, feedback lines saying why)."""
     summary = facts.summary
     enames = set(summary.enames) if summary else set()
-    stopped = summary.stopped if summary else ""
-    if facts.hard_timeout or "whole notebook" in stopped:
+    if facts.hard_timeout or (summary is not None and summary.stop_code == "notebook-timeout"):
         return "timeout", [f"grading stopped at the {facts.notebook_timeout} s limit for the whole notebook; "
                            "later cells did not run (points earned before are kept)"]
     if "CellTimeoutError" in enames:

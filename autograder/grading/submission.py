@@ -168,7 +168,7 @@ def _grade_in(sub: Submission, ws: Workspace, result: Result, evaluators, jobs) 
     record = _gradebook_record(ws, sub) if summary and summary.autograde else None
     autograded = ws.course / "autograded" / sub.student / sub.assignment.id / f"{sub.assignment.id}.ipynb"
     scoring.score_cells(result, autograded if summary and summary.autograde else None, record, ws.state)
-    tier_ids = scoring.apply_tiers(result, declared, record, mismatch)
+    tier_ids = scoring.score_tier_cells(result, declared, record, mismatch)
     result.score = scoring.total(result)
     _explain(result, summary, tier_ids)
     facts = status.Facts(summary=summary, hard_timeout=hard_timeout,

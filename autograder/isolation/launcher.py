@@ -23,9 +23,9 @@ from pathlib import Path
 from autograder.isolation import bwrap, limits
 from autograder.isolation.environment import allowlisted, inside_path
 from autograder.isolation.spec import CHANNEL_INSIDE, SPEC_VARIABLE, Spec
-from autograder.kernel.launcher import WATCHED_OUTSIDE, watch_tree
+from autograder.kernel.start_kernel import WATCHED_OUTSIDE, watch_tree
 
-KERNEL_BOOT = ("import sys; del sys.path[0]; from autograder.kernel.launcher import main; "
+KERNEL_BOOT = ("import sys; del sys.path[0]; from autograder.kernel.start_kernel import main; "
                "sys.exit(main(sys.argv[1:]))")
 LAUNCH_BOOT = "import sys; from autograder.isolation.launcher import main; sys.exit(main(sys.argv[1:]))"
 

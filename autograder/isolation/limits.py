@@ -6,7 +6,7 @@ subtree), the launcher moves itself into a fresh group with ``memory.max`` and `
 before it starts the sandbox, so everything inside is counted together. Elsewhere (cgroup v1,
 no delegation) it falls back to rlimits: ``RLIMIT_NPROC`` (per uid: a real bound when the sandbox
 has its own uid) here, ``RLIMIT_AS`` per process (the kernel launcher; not on GPU machines), and a
-watchdog over the resident memory of the sandbox's whole process tree (``kernel.launcher.watch_tree``)
+watchdog over the resident memory of the sandbox's whole process tree (``kernel.start_kernel.watch_tree``)
 that the launcher runs outside the sandbox, where nothing inside can stop it.
 ``RLIMIT_FSIZE`` (:func:`file_size_limit`) bounds any one file by the sandbox's disk either way.
 """

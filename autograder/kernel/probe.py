@@ -179,7 +179,7 @@ _PRISTINE: dict[str, dict] = {}
 
 
 def remember_pristine() -> None:
-    """At kernel start (``kernel.launcher``): builtins' and numpy's own attributes, lent back to probes."""
+    """At kernel start (``kernel.start_kernel``): builtins' and numpy's own attributes, lent back to probes."""
     import builtins
 
     import numpy

@@ -11,7 +11,7 @@ cell (the kernel and its children, sampled every 0.2 s), the GPU memory in use a
 on, so one failing cell does not hide the rest.
 
 What it is for: a grading kernel on a GPU is killed when its resident memory passes the
-assignment's ``memory_mb`` (``autograder.kernel.launcher``), and a run that stops at the
+assignment's ``memory_mb`` (``autograder.kernel.start_kernel``), and a run that stops at the
 device's time limit says nothing about which cell was slow. Pass ``--set
 NBGRADER_EXECUTION=autograde`` with ``--cwd`` holding a finished run's ``artifacts/`` to see
 the cells as the grader runs them (training cells then load the artifacts).

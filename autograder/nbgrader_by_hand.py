@@ -1,6 +1,6 @@
 """nbgrader configuration for running nbgrader by hand from the repository root.
 
-    cd <repo> && nbgrader generate_assignment maxent_irl --NbGrader.config_file=autograder/nbgrader_config.py
+    cd <repo> && nbgrader generate_assignment maxent_irl --NbGrader.config_file=autograder/nbgrader_by_hand.py
 
 (``--config`` is not an nbgrader option: it is silently ignored.)
 

@@ -1,6 +1,6 @@
 """The grading kernel: resource limits, a memory watchdog, then ipykernel.
 
-    python -m autograder.kernel.launcher -f CONNECTION_FILE
+    python -m autograder.kernel.start_kernel -f CONNECTION_FILE
 
 Settings come from the environment the grader gives nbgrader (inherited by the kernel):
 
@@ -81,7 +81,7 @@ def apply_limits() -> None:
     if limit_mb <= 0:
         return
     if not os.environ.get(WATCHED_OUTSIDE):  # started first, so RLIMIT_AS does not bind it
-        subprocess.Popen([sys.executable, "-m", "autograder.kernel.launcher", "--watch", str(os.getpid()),
+        subprocess.Popen([sys.executable, "-m", "autograder.kernel.start_kernel", "--watch", str(os.getpid()),
                           str(limit_mb)], stdin=subprocess.DEVNULL, close_fds=True)
     if os.environ.get("AUTOGRADER_MEMORY_MODE", "as") == "as":  # a MemoryError in the cell, per process
         limit = limit_mb * 1024 * 1024

@@ -31,11 +31,20 @@ WORKER_BOOT = ("import sys; del sys.path[0]; from autograder.evaluators.worker i
                "sys.exit(main(sys.argv[1:]))")
 
 
+@dataclasses.dataclass(frozen=True)
+class Sandbox:
+    """How an evaluator's sandbox starts: the isolation mode, a scratch folder for its caches, and the
+    uid a process forked from the grader was given (None: take the next one)."""
+    mode: str
+    scratch: Path
+    uid: int | None = None
+
+
 class EvaluatorProcess:
     """One sandboxed worker that keeps its base model loaded."""
 
-    def __init__(self, name: str, profile: str, gpu: str | None, memory_mb: int, mode: str, scratch: Path,
-                 uid: int | None = None):
+    def __init__(self, name: str, profile: str, gpu: str | None, memory_mb: int, sandbox: Sandbox):
+        mode, scratch, uid = sandbox.mode, sandbox.scratch, sandbox.uid
         self.channel = Path(tempfile.mkdtemp(prefix="age-", dir="/tmp" if len(tempfile.gettempdir()) > 40 else None))
         (self.channel / "inbox").mkdir()
         self.count, self.mode = 0, mode
@@ -190,7 +199,8 @@ class Pool:
             if process is None or not process.alive:
                 if process is not None:
                     process.close()
-                process = EvaluatorProcess(spec["name"], settings.profile, gpu, spec["memory_mb"], mode, self.scratch)
+                process = EvaluatorProcess(spec["name"], settings.profile, gpu, spec["memory_mb"],
+                                           Sandbox(mode, self.scratch))
                 if not process.alive:
                     answer = {"error": f"the evaluator could not start: {process.ready.get('error')}"}
                     process.close()

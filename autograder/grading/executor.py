@@ -200,7 +200,7 @@ class ProbeExecute(Execute):
     def _evaluate(self, test: hidden_tests.HiddenTest, report: dict) -> dict:
         """A measurement the grader makes outside the kernel, from what the probe reported (a task the
         student designed) and the submitted artifact: the kernel never reports the measured values."""
-        from autograder.evaluators.pool import EvaluatorProcess
+        from autograder.evaluators.pool import EvaluatorProcess, Sandbox
         from autograder.manifest import AdapterRules
 
         settings = dict(self.evaluation or {})
@@ -214,7 +214,7 @@ class ProbeExecute(Execute):
         except Exception as error:  # noqa: BLE001 - the probe's report could not give the inputs
             return {"error": f"the notebook's task could not be read ({type(error).__name__})"}
         process = EvaluatorProcess(test.evaluated_with, settings["profile"], settings.get("gpu"), settings["memory_mb"],
-                                   settings["mode"], Path(settings["scratch"]), settings.get("uid"))
+                                   Sandbox(settings["mode"], Path(settings["scratch"]), settings.get("uid")))
         try:
             if not process.alive:
                 return {"error": f"the evaluator could not start: {process.ready.get('error')}"}

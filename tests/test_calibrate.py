@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
+import nbformat
 import pytest
 
 from autograder.calibrate import suggested_tiers, tier_margins
+from autograder.manifest import REPO_ROOT
 
 FULL = {"test_adherence_50": 0.5, "test_adherence_70": 0.7, "test_adherence_90": 0.9}
 
@@ -40,3 +43,52 @@ def test_calibrate_tiny_runs_the_reference_and_writes_the_record_and_page(tmp_pa
     page = (out / "calibration.html").read_text()
     assert "grpo_format" in page and "s per step" in page and ("reachable" in page or "out of reach" in page)
     assert "grpo_format: " in run.stdout and "s/step" in run.stdout
+
+
+# --- the release states measured times when the course has a calibration record ------------------
+
+def _record(profile="full", error=None):
+    return {"format": 1, "created": "2026-12-01T10:00:00+00:00", "profile": profile,
+            "assignments": {"toy_add": {"wall_s": 840.0, "train_s": 720.0, "steps": 25, "seconds_per_step": 28.8,
+                                        "kernel": {"device": "Tesla T4"}, "evaluation": None, "error": error}}}
+
+
+def test_a_full_gpu_record_gives_the_measured_sentence_and_anything_else_keeps_the_estimate():
+    from autograder.authoring.runtimes import measured_sentence, stamp_runtimes
+
+    sentence = measured_sentence(_record(), "toy_add")
+    assert sentence == ("measured on a Tesla T4 on 2026-12-01: 14 minutes for the whole notebook, "
+                        "12 of them training (28.80 s per step)")
+    for record in (_record(profile="tiny"), _record(error="OOM"), None):
+        assert measured_sentence(record, "toy_add") is None
+    assert measured_sentence(_record(), "other") is None
+    text = "Time: <!-- runtime -->**about 5 minutes on a T4**, an estimate<!-- /runtime -->; see below."
+    assert stamp_runtimes(text, None) == text
+    assert stamp_runtimes(text, sentence) == f"Time: <!-- runtime -->{sentence}<!-- /runtime -->; see below."
+
+
+def test_a_course_with_a_calibration_record_releases_and_grades_the_measured_time(tmp_path):
+    from autograder.authoring.course import new_course
+    from autograder.manifest import load_assignments
+
+    course_root = tmp_path / "root"
+    shutil.copytree(REPO_ROOT / "tests" / "fixtures" / "course", course_root)
+    source = course_root / "solutions" / "toy_add" / "toy_add.ipynb"
+    notebook = nbformat.read(source, as_version=4)
+    notebook.cells[0].source += "\n\nTime: <!-- runtime -->about 5 minutes on a T4, an estimate<!-- /runtime -->."
+    nbformat.write(notebook, source)
+    (course_root / "calibration").mkdir()
+    (course_root / "calibration" / "calibration.json").write_text(json.dumps(_record()))
+    settings = (REPO_ROOT / "course.toml").read_text()
+    (course_root / "course.toml").write_text(settings + '\n[release]\ncalibration = "calibration/calibration.json"\n'
+                                             if "[release]" not in settings else
+                                             settings.replace("[release]", '[release]\ncalibration = '
+                                                              '"calibration/calibration.json"', 1))
+    course = new_course(load_assignments(course_root), where=tmp_path)
+    for folder in ("source", "release"):
+        title = nbformat.read(course / folder / "toy_add" / "toy_add.ipynb", as_version=4).cells[0].source
+        assert "measured on a Tesla T4 on 2026-12-01: 14 minutes" in title and "an estimate" not in title
+
+    (course_root / "calibration" / "calibration.json").write_text("{")
+    with pytest.raises(Exception, match="calibration"):
+        new_course(load_assignments(course_root), where=tmp_path)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.authoring.runtimes import CalibrationError, calibration_record, measured_sentence, stamp_runtimes
 from autograder.manifest import REPO_ROOT, Assignment
 
 DISTRIBUTION = "course-kit-helpers"
@@ -124,9 +125,10 @@ def set_release_metadata(notebook) -> bool:
     return before != (notebook.metadata["kernelspec"], notebook.metadata["language_info"])
 
 
-def stamp_notebook(path: Path, url: str, version: str) -> bool:
+def stamp_notebook(path: Path, url: str, version: str, runtime: str | None = None) -> bool:
     """Stamp the ``setup`` cell of the notebook at ``path`` in place and set its kernelspec and
-    language_info; False when it has no setup cell with both lines (a notebook outside this kit)."""
+    language_info, and its runtime spans with ``runtime`` (:mod:`autograder.authoring.runtimes`); False when it
+    has no setup cell with both lines (a notebook outside this kit)."""
     notebook = nbformat.read(path, as_version=4)
     changed = set_release_metadata(notebook)
     found = False
@@ -139,6 +141,9 @@ def stamp_notebook(path: Path, url: str, version: str) -> bool:
             if stamped != cell.source:
                 cell.source, changed = stamped, True
             break
+    for cell in notebook.cells:  # the estimates of run time, replaced by the calibration's measurement
+        if cell.cell_type == "markdown" and stamp_runtimes(cell.source, runtime) != cell.source:
+            cell.source, changed = stamp_runtimes(cell.source, runtime), True
     if changed:
         nbformat.write(notebook, path)
     return found
@@ -150,7 +155,11 @@ def stamp_course_sources(course: Path, assignments: list[Assignment], url: str |
     for assignment in assignments:
         root = assignment.source.parents[2]
         target = course / "source" / assignment.id / f"{assignment.id}.ipynb"
-        stamp_notebook(target, install_url(root, url, allow_placeholder=True), kit_version(REPO_ROOT))
+        try:
+            runtime = measured_sentence(calibration_record(settings_path(root)), assignment.id)
+        except CalibrationError as error:
+            raise ReleaseError(str(error)) from None
+        stamp_notebook(target, install_url(root, url, allow_placeholder=True), kit_version(REPO_ROOT), runtime)
 
 
 def setup_template() -> str:

@@ -274,7 +274,7 @@ def test_plain_nbgrader_with_the_repository_config(tmp_path):
     assert printed, "the README's plain-nbgrader command is gone"
     argv = shlex.split(printed.group(1).replace("maxent_irl", "toy_add"))
     (tmp_path / "autograder").mkdir()
-    shutil.copy(REPO / "autograder" / "nbgrader_config.py", tmp_path / "autograder" / "nbgrader_config.py")
+    shutil.copy(REPO / "autograder" / "nbgrader_by_hand.py", tmp_path / "autograder" / "nbgrader_by_hand.py")
     shutil.copytree(FIXTURE / "solutions", tmp_path / "solutions")
     (tmp_path / "notebooks" / "toy_add").mkdir(parents=True)
     (tmp_path / "notebooks" / "toy_add" / "toy_add.ipynb").write_text("{}")  # an older release

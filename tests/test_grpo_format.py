@@ -502,6 +502,7 @@ _evaluator.Evaluator.measure = lambda self, adapter: {"rate": 1.0, "hits": 60, "
 """
 
 
+@pytest.mark.slow
 def test_tier_cells_cannot_be_forged_under_plain_nbgrader(untrained_adapter):
     """Without a grader the hidden part measures the submitted (untrained) adapter itself, whatever the student's
     cells put in the environment, the namespace or the imported evaluator module."""

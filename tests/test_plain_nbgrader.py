@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 
 def _course(root: Path, assignment) -> Path:
     """An nbgrader course of one assignment as an instructor sets it up by hand, releases generated."""
-    config = (REPO_ROOT / "autograder" / "nbgrader_config.py").read_text()
+    config = (REPO_ROOT / "autograder" / "nbgrader_by_hand.py").read_text()
     config = config.replace('str(Path(__file__).resolve().parents[1])', repr(str(root)))
     config = config.replace('"solutions"', '"source"').replace('"notebooks"', '"release"')
     (root / "nbgrader_config.py").write_text(config)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -29,8 +30,10 @@ def test_a_tier_above_the_reference_is_out_of_reach_and_new_thresholds_are_sugge
 @pytest.mark.slow
 def test_calibrate_tiny_runs_the_reference_and_writes_the_record_and_page(tmp_path, tiny_model_dir):
     out = tmp_path / "calibration"
+    # three training steps are enough to time a step and to measure the adapter they leave
     run = subprocess.run([sys.executable, "-m", "autograder", "calibrate", "--out", str(out), "--profile", "tiny",
-                          "--assignment", "grpo_format"], capture_output=True, text=True, timeout=900)
+                          "--assignment", "grpo_format"], capture_output=True, text=True, timeout=900,
+                         env={**os.environ, "COURSE_MAX_STEPS": "3"})
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     record = json.loads((out / "calibration.json").read_text())
     measured = record["assignments"]["grpo_format"]

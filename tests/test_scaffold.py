@@ -67,3 +67,22 @@ def test_new_then_fill_then_generate_and_demo_grade_the_reference_full(tmp_path)
     assert demo.returncode == 0, demo.stdout[-2000:] + demo.stderr[-2000:]
     rows = {line.split()[1]: line.split()[2:5] for line in demo.stdout.splitlines() if line.startswith("toy5 ")}
     assert rows["reference"] == ["2", "/", "2"] and rows["blank"] == ["0", "/", "2"]
+
+
+def test_generate_leaves_a_setup_cell_that_is_not_an_install_cell_alone(tmp_path):
+    """Only a cell with the stamped KIT_URL and KIT_VERSION lines is the install cell the template replaces."""
+    from autograder.authoring.stamping import sync_setup_cells
+
+    assert cli("--course-root", str(tmp_path), "new", "toy5").returncode == 0
+    (assignment,) = load_assignments(tmp_path)
+    notebook = nbformat.read(assignment.source, as_version=4)
+    setup = next(c for c in notebook.cells if c.metadata["nbgrader"]["grade_id"] == "setup")
+    setup.source = setup.source.replace("# The course package", "# An edited copy of the course package")
+    nbformat.write(notebook, assignment.source)
+    assert sync_setup_cells([assignment], check=True) == [f"{assignment.source}: its setup cell differs from "
+                                                          "autograder/authoring/templates/setup_cell.py"]
+    assert sync_setup_cells([assignment], check=False) == [] and sync_setup_cells([assignment], check=True) == []
+    setup.source = "import time"
+    nbformat.write(notebook, assignment.source)
+    assert sync_setup_cells([assignment], check=False) == []
+    assert "import time" in [c.source for c in nbformat.read(assignment.source, as_version=4).cells]

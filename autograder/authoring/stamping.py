@@ -168,11 +168,13 @@ def setup_template() -> str:
 
 
 def sync_setup_cells(assignments: list[Assignment], check: bool) -> list[str]:
-    """Give every solution's ``setup`` cell the template's source; with ``check``, only name those that differ."""
+    """Give every solution's install cell (its ``setup`` cell, with ``KIT_URL`` and ``KIT_VERSION`` lines) the
+    template's source; with ``check``, only name those that differ. Another ``setup`` cell is left alone."""
     template, stale = setup_template(), []
     for assignment in assignments:
         notebook = nbformat.read(assignment.source, as_version=4)
-        cells = [c for c in notebook.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == SETUP_CELL]
+        cells = [c for c in notebook.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == SETUP_CELL
+                 and len(set(m.group(1) for m in _STAMPED_LINE.finditer(c.source))) == 2]  # an install cell
         if not cells or cells[0].source == template:
             continue
         if check:

@@ -17,3 +17,23 @@ def test_no_function_in_the_grader_is_longer_than_the_limit():
 
 def test_the_checker_finds_a_circle_it_is_shown():
     assert code_layout.cycles({"a": {"b"}, "b": {"a"}, "c": set()})
+
+
+def test_every_path_the_where_is_x_table_names_exists():
+    """docs/ARCHITECTURE.md's look-up table answers from file names; a renamed file must not leave it stale."""
+    import re
+
+    text = (code_layout.ROOT / "docs" / "ARCHITECTURE.md").read_text()
+    table = text.split("## Where is X", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| Look-up")]
+    assert len(rows) >= 15
+    missing = []
+    tops = ("autograder|helpers|solutions|tests|tools|bench|docs|"
+            "authoring|grading|intake|isolation|kernel|reports|evaluators")
+    for path in re.findall(rf"`((?:{tops})/[\w./<>-]+?)`", table):
+        if "<" in path:
+            continue  # a pattern such as solutions/<id>/manifest.json
+        candidates = [code_layout.ROOT / path, code_layout.ROOT / "autograder" / path]
+        if not any(c.exists() for c in candidates):
+            missing.append(path)
+    assert not missing, missing

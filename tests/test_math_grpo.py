@@ -208,3 +208,15 @@ def test_the_title_tables_points_are_the_cells_points():
         stated = int(re.search(rf"{re.escape(name)} (\d+)", row).group(1))
         assert stated == sum(p for gid, p in points.items() if gid == prefix or gid.startswith(prefix + "_")), name
     assert "dispatcher 12, masked mean 16" in title and "gives the dispatcher 8 and masked mean 8" in title
+
+
+def test_the_release_gives_problem_8s_sanity_asserts():
+    """Issue 32: the original assignment hands students these asserts for the train loop; the release keeps them."""
+    release = nbformat.read(REPO_ROOT / "notebooks" / "math_grpo" / "math_grpo.ipynb", as_version=4)
+    loop = next(c.source for c in release.cells if "def grpo_train_loop(" in c.source)
+    for given in ("train_batch_size must be divisible by gradient_accumulation_steps",
+                  "rollout_batch_size must be divisible by group_size",
+                  "train_batch_size must be greater than or equal to group_size",
+                  "n_microbatches_per_rollout_batch = cfg.rollout_batch_size // micro_train_batch_size"):
+        assert given in loop, given
+    assert "raise NotImplementedError" in loop

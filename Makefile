@@ -34,26 +34,16 @@ DEMO_FLAGS ?=
 demo: $(STAMP)
 	$(PY) -m autograder demo --out demo-output --strict $(DEMO_FLAGS)
 
-# Two pytest processes side by side, one per core: the grader's own suites (their fixture courses
-# need no executed reference) beside everything else (which reads the references and grades the
-# mutation batch in the background). On 2 cores one process alone left a core idle for half its run.
-GRADER_SUITES := $(sort $(wildcard tests/test_autograder_*.py)) tests/test_calibrate.py tests/test_scaffold.py \
-	tests/test_plain_nbgrader.py
+# Two pytest processes side by side, one per core (tools/two_suites.sh says why).
 test: $(STAMP)
-	@beside=$$(mktemp -d); \
-	$(PY) -m pytest -q -m "not robustness" --durations=15 -p no:cacheprovider --basetemp="$$beside/tmp" \
-	  $(GRADER_SUITES) > "$$beside/log" 2>&1 & pid=$$!; \
-	$(PY) -m pytest -q -m "not robustness" --durations=25 $(addprefix --ignore=,$(GRADER_SUITES)); rest=$$?; \
-	wait $$pid; grader=$$?; \
-	echo "=== the grader's suites, run beside the rest ==="; cat "$$beside/log"; rm -rf "$$beside"; \
-	exit $$(( rest || grader ))
+	bash tools/two_suites.sh $(PY) "not robustness"
 
 # Every GRPO reference training as a student's copy runs it, seeds 1-3 (by hand, before a term; not in CI).
 test-robustness: $(STAMP)
 	$(PY) -m pytest -q -s -m robustness tests/test_robustness.py
 
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not slow and not robustness"
+	bash tools/two_suites.sh $(PY) "not slow and not robustness"
 
 generate: $(STAMP)
 	$(PY) -m autograder generate

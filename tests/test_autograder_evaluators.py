@@ -136,7 +136,8 @@ def tiers(tmp_path_factory, tiny_model_dir):
     submit("f_full_profile", profile="full", base_model="Qwen/Qwen2.5-0.5B-Instruct")
     pickled = submit("g_pickle_weights")
     (pickled / "adapter_model.safetensors").rename(pickled / "adapter_model.bin")
-    results = autograde(subs, root / "out", assignments, Request(workers=1, profile="tiny"))
+    # scores and measurements are what these tests read: no nbgrader page of each notebook (2-3 s each)
+    results = autograde(subs, root / "out", assignments, Request(workers=1, profile="tiny", feedback_pages=False))
     return {r.student: r for r in results}, base, noisy, root / "out", unedited
 
 
@@ -174,11 +175,11 @@ def test_hostile_adapters_cannot_change_what_the_next_submission_is_measured_aga
     from autograder.evaluators.grpo_format import Evaluator
     from autograder.manifest import AdapterRules
 
-    results, base, noisy, _, unedited = tiers
+    results, _, noisy, _, unedited = tiers
     rules = AdapterRules(**{**RULES, "target_modules": tuple(RULES["target_modules"])})
     fresh = Evaluator("tiny")
+    # a fresh evaluator measures the noisy adapter, graded after every attack, as the batch's did
     assert fresh.measure(noisy, rules)["rate"] == results["c_noisy_adapter"].measurements["grpo_format"]["rate"]
-    assert fresh.measure(base, rules)["rate"] == results["a_base_adapter"].measurements["grpo_format"]["rate"]
     for student in HOSTILE:
         result = results[f"b_{student}"]
         assert result.status in ("ok", "failed-tests"), (student, result.status, result.feedback)

@@ -29,7 +29,8 @@ def test_the_reference_keeps_full_marks_after_hostile_adapters(executed_referenc
         shutil.copytree(reference, folder)
         HOSTILE[attack](folder / spec.artifacts[0])
     shutil.copytree(reference, subs / "z_reference" / assignment)
-    results = {r.student: r for r in autograde(subs, tmp_path / "out", [spec], Request(workers=1, profile="tiny"))}
+    results = {r.student: r for r in autograde(subs, tmp_path / "out", [spec], Request(workers=1, profile="tiny",
+                                                                                       feedback_pages=False))}
 
     correct = results["z_reference"]
     assert (correct.score, correct.status) == (correct.max_score, "ok"), correct.feedback

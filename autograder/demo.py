@@ -50,18 +50,20 @@ def build_samples(assignments: list[Assignment], course: Path, submissions: Path
     ``execute_all`` (the tests use that to run each solution top to bottom), up to
     :func:`reference_jobs` at once. Returns the seconds each executed reference took."""
     timings = {}
-    for assignment, seconds in _samples_as_ready(assignments, course, submissions, env, log, execute_all):
+    for assignment, seconds in _samples_as_ready(assignments, (course, submissions), env, log, execute_all):
         if seconds is not None:
             timings[assignment.id] = seconds
     return timings
 
 
-def _samples_as_ready(assignments, course, submissions, env, log, execute_all, idle=None):
-    """Yield ``(assignment, reference seconds or None)`` as each assignment's samples are complete.
+def _samples_as_ready(assignments, where: tuple[Path, Path], env, log, execute_all, idle=None):
+    """Yield ``(assignment, reference seconds or None)`` as each assignment's samples are complete;
+    ``where`` is (the course holding the releases, the submissions folder).
 
     ``idle``, if given, is called between completions while references still run and fewer of
     them than :func:`reference_jobs` are running (a core is free); it returns once it has done
     something with that core, or at once if it has nothing to do."""
+    course, submissions = where
     for assignment in assignments:
         release_dir = course / "release" / assignment.id
         reference_dir = submissions / "reference" / assignment.id
@@ -168,7 +170,7 @@ def demo(assignments: list[Assignment], out: Path, workers: int = 1, log=print,
     with tempfile.TemporaryDirectory(prefix="demo-") as scratch:
         course = new_course(assignments, where=Path(scratch))
         log("building sample submissions (reference, blank, buggy) ...")
-        for assignment, seconds in _samples_as_ready(assignments, course, submissions, env, log, execute_all,
+        for assignment, seconds in _samples_as_ready(assignments, (course, submissions), env, log, execute_all,
                                                      idle=grade_one_early if workers > 1 else None):
             ready.append(assignment)
             if seconds is not None:

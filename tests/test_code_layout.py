@@ -1,4 +1,4 @@
-"""What tools/code_layout.py says the kit keeps: no import circle, no function over 80 lines."""
+"""What tools/code_layout.py says the kit keeps: no import circle, no function over 80 lines or six parameters."""
 from __future__ import annotations
 
 import pytest
@@ -13,6 +13,11 @@ def test_no_import_circle(package):
 
 def test_no_function_in_the_grader_is_longer_than_the_limit():
     assert code_layout.long_functions("autograder") == []
+
+
+def test_no_function_in_the_grader_takes_more_than_six_parameters():
+    assert code_layout.many_parameters("autograder") == []
+    assert code_layout.many_parameters("autograder", limit=5)  # the checker does count
 
 
 def test_the_checker_finds_a_circle_it_is_shown():

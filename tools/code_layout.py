@@ -1,11 +1,13 @@
-"""Two layout rules the kit keeps, checked by tests/test_code_layout.py and printable by hand:
+"""Three layout rules the kit keeps, checked by tests/test_code_layout.py and printable by hand:
 
-    python -m tools.code_layout            # import circles and long functions, one line each
+    python -m tools.code_layout            # import circles, long functions, long parameter lists
 
 * no import circle between the modules of one package (``autograder`` or ``helpers``), counting
   imports inside functions (they hide a circle, they do not remove it);
 * no function or method in ``autograder/`` longer than 80 lines of its own (nested functions'
-  lines count for the nested function, not for the one around it).
+  lines count for the nested function, not for the one around it);
+* no function or method in ``autograder/`` with more than six parameters (``self`` and ``cls`` not
+  counted): more travel together as a typed value (``grading.batch.Request``, ``submission.Lent``).
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("autograder", "helpers")
 MAX_FUNCTION_LINES = 80
+MAX_PARAMETERS = 6
 
 
 def module_name(path: Path) -> str:
@@ -116,9 +119,24 @@ def long_functions(package: str = "autograder", limit: int = MAX_FUNCTION_LINES)
     return found
 
 
+def many_parameters(package: str = "autograder", limit: int = MAX_PARAMETERS) -> list[str]:
+    """``path:function (n)`` for each function of ``package`` taking more than ``limit`` parameters."""
+    found = []
+    for path in sorted((ROOT / package).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                args = node.args
+                names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+                count = len(names) + bool(args.vararg) + bool(args.kwarg) - (names[:1] in (["self"], ["cls"]))
+                if count > limit:
+                    found.append(f"{path.relative_to(ROOT)}:{node.name} ({count})")
+    return found
+
+
 def main() -> int:
     problems = [f"import circle in {pkg}: {' <-> '.join(c)}" for pkg in PACKAGES for c in cycles(import_graph(pkg))]
     problems += [f"function over {MAX_FUNCTION_LINES} lines: {line}" for line in long_functions()]
+    problems += [f"function with over {MAX_PARAMETERS} parameters: {line}" for line in many_parameters()]
     for line in problems:
         print(line)
     return 1 if problems else 0

@@ -68,13 +68,14 @@ def _template_for(assignment, source_bytes: bytes, key: str) -> Path:
     return _templates[key]
 
 
-def grade_task(assignment, source_bytes: bytes, key: str, student: str, submission: bytes, settings, gpu_ids):
-    """Runs on a Ray worker: returns (Result, gradebook record, feedback tarball)."""
+def grade_task(assignment, source_bytes: bytes, key: str, student: str, submission: bytes, settings):
+    """Runs on a Ray worker: returns (Result, gradebook record, feedback tarball). The GPU, when the
+    assignment needs one, is the one Ray gave this task."""
     from autograder.grading.submission import Lent, grade_one
 
     template, local = _template_for(assignment, source_bytes, key)
-    gpu = ",".join(str(int(g)) for g in gpu_ids) if gpu_ids else None
-    if gpu is None and assignment.gpu_needed(settings.profile):
+    gpu = None
+    if assignment.gpu_needed(settings.profile):
         try:  # Ray assigns GPUs through CUDA_VISIBLE_DEVICES
             import ray
 
@@ -144,7 +145,7 @@ def grade_on_ray(jobs, by_id: dict, settings, address: str, out: Path):
             wants_gpu = assignment.gpu_needed(settings.profile)
             options = {"num_gpus": 1} if wants_gpu else {"num_cpus": 1}
             source_ref, key = sources[assignment_id]
-            ref = task.options(**options).remote(assignment, source_ref, key, student, pack(folder), settings, [])
+            ref = task.options(**options).remote(assignment, source_ref, key, student, pack(folder), settings)
             pending[ref] = (student, assignment_id)
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)

@@ -56,7 +56,7 @@ class Recorder:
         self._drop_stand_in_time(result)
         try:
             if (self.template / "gradebook.db").exists():
-                gradebook.merge(self.out, self.template / "gradebook.db", result.assignment, result.student,
+                gradebook.merge(self.out, self.template / "gradebook.db", (result.assignment, result.student),
                                 record, self.duedate, scores={name: pair[0] for name, pair in result.cells.items()})
         except Exception as error:  # noqa: BLE001 - the gradebook is a convenience; grades.csv is the record
             result.feedback.append(f"(grader) gradebook not updated: {type(error).__name__}: {error}"[:300])

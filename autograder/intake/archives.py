@@ -109,12 +109,13 @@ def _mib(size: int) -> str:
     return f"{size / 2**20:.1f} MiB" if size < 10 * 2**20 else f"{size / 2**20:.0f} MiB"
 
 
-def extract_zip(archive: Path, target: Path, budget: Budget, label: str | None = None, depth: int = 1,
-                meter: _Meter | None = None, nested: bool = True) -> Extraction:
+def extract_zip(archive: Path, target: Path, budget: Budget, label: str | None = None, nested: bool = True,
+                within: tuple[int, _Meter] | None = None) -> Extraction:
     """Extract ``archive`` into ``target`` within ``budget``. ``nested``: archives inside are
-    extracted in place too (up to ``budget.max_depth``); else they are kept as files."""
+    extracted in place too (up to ``budget.max_depth``); else they are kept as files. ``within``:
+    for an archive found inside another, its depth and the outer archive's expansion meter."""
     label = label or archive.name
-    meter = meter or _Meter(archive.stat().st_size)
+    depth, meter = within or (1, _Meter(archive.stat().st_size))
     result = Extraction()
     try:
         handle = zipfile.ZipFile(archive)
@@ -239,7 +240,7 @@ def extract_archive_in_place(archive: Path, budget: Budget, label: str, depth: i
     inner = archive.parent / f".unzip-{archive.name}"
     shutil.rmtree(inner, ignore_errors=True)
     budget.give_back(size)  # its contents replace it
-    result = extract_zip(archive, inner, budget, label, depth, meter or _Meter(size))
+    result = extract_zip(archive, inner, budget, label, within=(depth, meter or _Meter(size)))
     if result.unreadable:
         shutil.rmtree(inner, ignore_errors=True)
         if not budget.take(size):

@@ -515,8 +515,22 @@ def collect(download: Path, assignment: str, out: Path, max_mb: int | None = Non
                and not _one_submission(entries[0])):
             root = entries[0]  # a wrapping folder ("submissions/")
             entries = [p for p in root.iterdir() if p.name not in JUNK]
-        report = _collect_root(root, base, entries, assignment, out, student_bytes, times, skipped, renamed)
+        report = _collect_root(_Unpacked(base, root, entries, times, skipped, renamed), assignment, out,
+                               student_bytes)
     return report
+
+
+@dataclass
+class _Unpacked:
+    """The download as read: where it lies (an extracted ZIP's folder, or the download itself), its
+    folder of submissions and what that holds, the upload times the ZIP recorded, and what the
+    extraction refused or renamed."""
+    base: Path
+    root: Path
+    entries: list[Path]
+    times: dict
+    skipped: list
+    renamed: list
 
 
 def _one_submission(folder: Path) -> bool:
@@ -530,14 +544,14 @@ def _one_submission(folder: Path) -> bool:
     return len([n for n in names if n.endswith(".ipynb")]) == 1
 
 
-def _collect_root(root: Path, base: Path, entries: list[Path], assignment: str, out: Path, max_bytes: int,
-                  times: dict, skipped: list, renamed: list) -> CollectReport:
+def _collect_root(unpacked: _Unpacked, assignment: str, out: Path, max_bytes: int) -> CollectReport:
+    root, entries = unpacked.root, unpacked.entries
     previous_report = _previous_report(out)
     previous = {k: v for k, v in previous_report.get("submissions", {}).items() if isinstance(v, dict)}
-    collector = _Collector(assignment, out, previous, max_bytes, times, base)
+    collector = _Collector(assignment, out, previous, max_bytes, unpacked.times, unpacked.base)
     report = collector.report
-    report.unmatched.extend(skipped)
-    report.renamed.extend(renamed)
+    report.unmatched.extend(unpacked.skipped)
+    report.renamed.extend(unpacked.renamed)
     report.ignored = sorted(p.name for p in root.iterdir() if p.name in JUNK)
     metadata_file = root / "submission_metadata.yml"
     gradescope = _read_gradescope_metadata(metadata_file) if metadata_file.exists() else {}

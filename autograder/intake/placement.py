@@ -116,35 +116,34 @@ def safe_copy(source: Path, target: Path, notes: list[str], budget: Budget, pref
     """Copy regular files and folders only; say what was skipped and why. Notebooks are copied
     first, so one is never left out because what came with it used up the budget. ``portable``:
     names every system can hold (see :mod:`autograder.intake.names`), with a note per rename."""
-    _copy_tree(source, target, notes, budget, prefix, portable, notebooks=True)
-    _copy_tree(source, target, notes, budget, prefix, portable, notebooks=False)
 
+    def copy_tree(source: Path, target: Path, prefix: str, notebooks: bool) -> None:
+        target.mkdir(parents=True, exist_ok=True)
+        entries = [e for e in sorted(os.scandir(source), key=lambda e: e.name)
+                   if e.name not in JUNK and not e.name.startswith("._")]
+        namer = Namer()
+        for entry in entries:
+            name = f"{prefix}{entry.name}"
+            final = namer.claim(entry.name) if portable else entry.name
+            if final != entry.name and not notebooks:
+                notes.append(f"saved {name} as {prefix}{final} (a name that not every system can hold)")
+            mode = entry.stat(follow_symlinks=False).st_mode
+            if stat.S_ISDIR(mode):
+                copy_tree(Path(entry.path), target / final, f"{name}/", notebooks)
+            elif stat.S_ISREG(mode):
+                if entry.name.lower().endswith(".ipynb") != notebooks:
+                    continue
+                size = entry.stat(follow_symlinks=False).st_size
+                if not budget.take(size, force=entry.name.lower().endswith(".zip")):  # its members are measured
+                    notes.append(f"skipped {name} ({size / 2**20:.1f} MiB): the submission is over "
+                                 f"{budget.limit_mb} MiB or {budget.limit_files} files")
+                    continue
+                shutil.copyfile(entry.path, target / final, follow_symlinks=False)
+            elif not notebooks:
+                notes.append(f"skipped {name}: it is {_kind(mode)}, not a regular file")
 
-def _copy_tree(source: Path, target: Path, notes: list[str], budget: Budget, prefix: str, portable: bool,
-               notebooks: bool) -> None:
-    target.mkdir(parents=True, exist_ok=True)
-    entries = [e for e in sorted(os.scandir(source), key=lambda e: e.name)
-               if e.name not in JUNK and not e.name.startswith("._")]
-    namer = Namer()
-    for entry in entries:
-        name = f"{prefix}{entry.name}"
-        final = namer.claim(entry.name) if portable else entry.name
-        if final != entry.name and not notebooks:
-            notes.append(f"saved {name} as {prefix}{final} (a name that not every system can hold)")
-        mode = entry.stat(follow_symlinks=False).st_mode
-        if stat.S_ISDIR(mode):
-            _copy_tree(Path(entry.path), target / final, notes, budget, f"{name}/", portable, notebooks)
-        elif stat.S_ISREG(mode):
-            if entry.name.lower().endswith(".ipynb") != notebooks:
-                continue
-            size = entry.stat(follow_symlinks=False).st_size
-            if not budget.take(size, force=entry.name.lower().endswith(".zip")):  # its members are measured
-                notes.append(f"skipped {name} ({size / 2**20:.1f} MiB): the submission is over {budget.limit_mb} MiB "
-                             f"or {budget.limit_files} files")
-                continue
-            shutil.copyfile(entry.path, target / final, follow_symlinks=False)
-        elif not notebooks:
-            notes.append(f"skipped {name}: it is {_kind(mode)}, not a regular file")
+    copy_tree(source, target, prefix, notebooks=True)
+    copy_tree(source, target, prefix, notebooks=False)
 
 
 def _notebooks(folder: Path) -> list[Path]:

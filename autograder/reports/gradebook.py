@@ -68,9 +68,10 @@ def _ensure_assignment(gb, template_db: Path, assignment: str, duedate=None) -> 
                                                 locked=cell.locked, source=cell.source, checksum=cell.checksum)
 
 
-def merge(out: Path, template_db: Path, assignment: str, student: str, record: dict | None, duedate=None,
+def merge(out: Path, template_db: Path, who: tuple[str, str], record: dict | None, duedate=None,
           scores: dict | None = None) -> None:
-    """Create or update OUT/gradebook.db's entry for this submission (None: graded as zero).
+    """Create or update OUT/gradebook.db's entry for this submission, ``who`` = (assignment,
+    student) (a None record: graded as zero).
 
     ``scores`` ({grade_id: points}): the grader's final autograded scores (``Result.cells``);
     they win over the record's, so the gradebook, formgrader and ``nbgrader export`` show what
@@ -79,7 +80,7 @@ def merge(out: Path, template_db: Path, assignment: str, student: str, record: d
     answer formgrader could show: those cells score 0 and are not left open."""
     from nbgrader.api import Gradebook, MissingEntry
 
-    out = Path(out)
+    out, (assignment, student) = Path(out), who
     with _lock:
         import os
         import shutil

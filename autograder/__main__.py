@@ -137,7 +137,7 @@ def cmd_autograde(args) -> int:
 
 def cmd_grades(args) -> int:
     from autograder.reports.feedback import format_table
-    from autograder.reports.manual import regenerate
+    from autograder.reports.grades import regenerate
 
     try:
         done = regenerate(Path(args.out), log=lambda line: print(line, file=sys.stderr))
@@ -183,7 +183,7 @@ def cmd_calibrate(args) -> int:
 
 
 def cmd_similarity(args) -> int:
-    from autograder.reports.manual import check_out
+    from autograder.reports.grades import check_out
     from autograder.reports.similarity import report
 
     try:

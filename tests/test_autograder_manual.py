@@ -249,7 +249,7 @@ def test_commands_refuse_a_folder_that_is_not_graded(tmp_path):
 
 
 def test_graded_notebooks_from_an_older_grader_are_repaired(tmp_path):
-    from autograder.reports.manual import repair_graded
+    from autograder.reports.grades import repair_graded
 
     source = FIXTURE / "notebooks" / "toy_add" / "toy_add.ipynb"
     raw = json.loads(source.read_text())

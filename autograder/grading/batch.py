@@ -5,7 +5,7 @@ when the host cannot isolate kernels), the evaluators' tier tables, the template
 hands the submissions to a runner (``grading.local`` or ``grading.ray_runner``) and records each
 outcome as it arrives (``grading.record``). At the end it adds the manual grades from the
 gradebook and writes ``OUT/lms_grades.csv``. OUT keeps ``source/``, ``release/``, ``submitted/``
-and ``autograded/`` so nbgrader's formgrader works there (see ``reports.manual``).
+and ``autograded/`` so nbgrader's formgrader works there (see ``reports.grades``).
 """
 from __future__ import annotations
 
@@ -118,7 +118,7 @@ def plan(submissions: Path, out: Path, assignments: list[Assignment], request: R
 
 def _template(needed: list[Assignment], settings: Settings, ray: bool, scratch: Path, out: Path) -> Path:
     from autograder.authoring.course import prepare_template
-    from autograder.reports import manual
+    from autograder.reports import grades
 
     if not ray and settings.profile == "full" and not settings.gpus and all(a.gpu_needed("full") for a in needed):
         template = scratch / "bare"  # nothing will run (no-gpu results): each release's cells, for the points
@@ -128,7 +128,7 @@ def _template(needed: list[Assignment], settings: Settings, ray: bool, scratch: 
             target.write_bytes(assignment.source.read_bytes())
         return template
     template = prepare_template(needed, scratch)
-    manual.prepare_out(out, template, needed)
+    grades.prepare_out(out, template, needed)
     return template
 
 
@@ -136,7 +136,7 @@ def autograde(submissions: Path, out: Path, assignments: list[Assignment], reque
               log=None) -> list[Result]:
     """Grade every submission as ``request`` asks; write OUT/grades.csv, OUT/gradebook.db and
     OUT/feedback/<student>/<assignment>/."""
-    from autograder.reports import manual
+    from autograder.reports import grades
     from autograder.reports.feedback import merge_results, write_grades, write_lms_grades
 
     out = Path(out)
@@ -161,7 +161,7 @@ def autograde(submissions: Path, out: Path, assignments: list[Assignment], reque
             results = LocalRunner(template, workdir, out, settings, by_id, scratch).run(jobs, request.workers, record)
     results.sort(key=lambda r: (r.student, r.assignment))
     everything = merge_results(record.earlier, results)  # the recorder read OUT's earlier results already
-    manual.attach_manual(out, everything)
+    grades.attach_manual(out, everything)
     write_grades(everything, out / "grades.csv")
-    write_lms_grades(everything, manual.load_lms(out), out / "lms_grades.csv")
+    write_lms_grades(everything, grades.load_lms(out), out / "lms_grades.csv")
     return results

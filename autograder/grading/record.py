@@ -11,7 +11,7 @@ from pathlib import Path
 
 from autograder.grading.late import feedback_line, penalty_for
 from autograder.grading.outcome import Outcome, Result, Settings
-from autograder.reports import gradebook, manual
+from autograder.reports import gradebook, grades
 from autograder.reports.feedback import (
     load_results,
     merge_results,
@@ -60,7 +60,7 @@ class Recorder:
                                 record, self.duedate, scores={name: pair[0] for name, pair in result.cells.items()})
         except Exception as error:  # noqa: BLE001 - the gradebook is a convenience; grades.csv is the record
             result.feedback.append(f"(grader) gradebook not updated: {type(error).__name__}: {error}"[:300])
-        manual.attach_manual(self.out, [result])
+        grades.attach_manual(self.out, [result])
         write_result_files(result, self.out)
         rewrite_page_summary(result, self.out)
         with self.lock:  # a killed batch keeps every row finished so far

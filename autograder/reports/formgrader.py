@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.nbconfig import MARKDOWN_FILTER
-from autograder.reports.manual import check_out, ensure_out_config, repair_graded
+from autograder.reports.grades import check_out, ensure_out_config, repair_graded
 
 EXTENSIONS = "{'nbgrader.server_extensions.formgrader': True}"
 HARDENING = (

@@ -134,7 +134,7 @@ def stamp_notebook(path: Path, url: str, version: str, runtime: str | None = Non
     found = False
     for cell in notebook.cells:
         if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == SETUP_CELL:
-            if len(set(m.group(1) for m in _STAMPED_LINE.finditer(cell.source))) < 2:
+            if not _is_install_cell(cell):
                 break
             found = True
             stamped = stamp_source(cell.source, url, version)
@@ -142,8 +142,9 @@ def stamp_notebook(path: Path, url: str, version: str, runtime: str | None = Non
                 cell.source, changed = stamped, True
             break
     for cell in notebook.cells:  # the estimates of run time, replaced by the calibration's measurement
-        if cell.cell_type == "markdown" and stamp_runtimes(cell.source, runtime) != cell.source:
-            cell.source, changed = stamp_runtimes(cell.source, runtime), True
+        stamped = stamp_runtimes(cell.source, runtime) if cell.cell_type == "markdown" else cell.source
+        if stamped != cell.source:
+            cell.source, changed = stamped, True
     if changed:
         nbformat.write(notebook, path)
     return found
@@ -152,14 +153,22 @@ def stamp_notebook(path: Path, url: str, version: str, runtime: str | None = Non
 def stamp_course_sources(course: Path, assignments: list[Assignment], url: str | None = None) -> None:
     """Stamp ``course/source/<id>/<id>.ipynb`` before nbgrader generates the releases, so the
     release, its locked-cell checksums and the grader's copy all carry the same install cell."""
+    records: dict[Path, dict | None] = {}  # one read of each course's record, however many assignments
     for assignment in assignments:
         root = assignment.source.parents[2]
         target = course / "source" / assignment.id / f"{assignment.id}.ipynb"
-        try:
-            runtime = measured_sentence(calibration_record(settings_path(root)), assignment.id)
-        except CalibrationError as error:
-            raise ReleaseError(str(error)) from None
+        if settings_path(root) not in records:
+            try:
+                records[settings_path(root)] = calibration_record(settings_path(root))
+            except CalibrationError as error:
+                raise ReleaseError(str(error)) from None
+        runtime = measured_sentence(records[settings_path(root)], assignment.id)
         stamp_notebook(target, install_url(root, url, allow_placeholder=True), kit_version(REPO_ROOT), runtime)
+
+
+def _is_install_cell(cell) -> bool:
+    """A cell with both stamped lines (``KIT_URL`` and ``KIT_VERSION``); another ``setup`` cell is not one."""
+    return len(set(m.group(1) for m in _STAMPED_LINE.finditer(cell.source))) == 2
 
 
 def setup_template() -> str:
@@ -174,7 +183,7 @@ def sync_setup_cells(assignments: list[Assignment], check: bool) -> list[str]:
     for assignment in assignments:
         notebook = nbformat.read(assignment.source, as_version=4)
         cells = [c for c in notebook.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == SETUP_CELL
-                 and len(set(m.group(1) for m in _STAMPED_LINE.finditer(c.source))) == 2]  # an install cell
+                 and _is_install_cell(c)]
         if not cells or cells[0].source == template:
             continue
         if check:

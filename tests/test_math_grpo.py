@@ -220,3 +220,193 @@ def test_the_release_gives_problem_8s_sanity_asserts():
                   "n_microbatches_per_rollout_batch = cfg.rollout_batch_size // micro_train_batch_size"):
         assert given in loop, given
     assert "raise NotImplementedError" in loop
+
+
+# --- The optional part "Beyond the assignment" (not graded) ---------------------------------------------------------
+
+RELEASE = REPO_ROOT / "notebooks" / "math_grpo" / "math_grpo.ipynb"
+BEYOND = {  # answer cell -> (its function, its self-check cell)
+    "token_loss_aggregation": ("aggregate_token_loss", "check_token_loss_aggregation"),
+    "clip_higher": ("clip_higher_loss", "check_clip_higher"),
+    "informative_groups": ("keep_informative_groups", "check_informative_groups"),
+    "k3_estimator": ("k3_kl", "check_k3_estimator"),
+}
+
+
+def _run_cells(grade_ids, notebook=SOLUTION, **names) -> dict:
+    """The namespace after exec'ing these cells of ``notebook`` with the imports they use."""
+    import math
+    from typing import Literal
+
+    import torch
+
+    cells = {_meta(c).get("grade_id"): c.source for c in nbformat.read(notebook, as_version=4).cells}
+    space = {"math": math, "torch": torch, "Literal": Literal, "AUTOGRADING": False, **names}
+    for gid in grade_ids:
+        exec(cells[gid], space)
+    return space
+
+
+def test_the_beyond_part_is_optional_ungraded_and_before_the_wrap_up():
+    cells = _cells()
+    ids = [_meta(c).get("grade_id") for c in cells]
+    part = cells[ids.index("ablation_prompt") + 1 : ids.index("wrap_up")]
+    assert [_meta(c)["grade_id"] for c in part if _meta(c).get("solution")] == list(BEYOND)
+    for cell in part:
+        meta = _meta(cell)
+        assert not meta.get("grade") and "points" not in meta, meta
+        assert meta.get("locked") != meta.get("solution"), meta  # an answer cell, or locked scaffolding
+        if cell.cell_type == "code" and not meta.get("solution"):
+            assert "if AUTOGRADING:" in cell.source or "if ABLATIONS:" in cell.source, meta["grade_id"]
+    for answer, (_, check) in BEYOND.items():
+        assert ids[ids.index(answer) + 1] == check, f"{answer}: its self-check does not follow it"
+    assert "optional and not graded" in part[0].source and "skipped\nwhile autograding" in part[0].source
+
+
+def test_the_release_holds_no_answer_of_the_beyond_part():
+    release = {_meta(c).get("grade_id"): c.source for c in nbformat.read(RELEASE, as_version=4).cells}
+    for answer in BEYOND:
+        solution = _cell_source(answer).split("### BEGIN SOLUTION", 1)[1].split("### END SOLUTION", 1)[0]
+        shown = release[answer]
+        assert "raise NotImplementedError()" in shown and "### BEGIN SOLUTION" not in shown, answer
+        leaked = [line.strip() for line in solution.splitlines() if line.strip() and line.strip() in shown]
+        assert not leaked, f"{answer}: the release shows {leaked}"
+
+
+@pytest.mark.parametrize("answer", list(BEYOND))
+def test_each_self_check_skips_an_unimplemented_function_and_passes_the_reference(answer, capsys):
+    function, check = BEYOND[answer]
+    _run_cells([answer, check], notebook=RELEASE)  # the release: the placeholder raises NotImplementedError
+    out = capsys.readouterr().out.strip()
+    assert out == f"{function} is not implemented (optional): self-check skipped", out
+    _run_cells([answer, check])
+    assert capsys.readouterr().out.strip() == f"{function}: ok"
+    _run_cells([answer, check], notebook=RELEASE, AUTOGRADING=True)
+    assert capsys.readouterr().out.strip() == "optional part: skipped while autograding"
+
+
+def test_the_k3_demo_skips_an_unimplemented_k3_and_states_the_bias(capsys):
+    _run_cells(["k3_estimator", "k3_bias_demo"], notebook=RELEASE)
+    assert capsys.readouterr().out.strip() == "k3_kl is not implemented (optional): demo skipped"
+    _run_cells(["k3_estimator", "k3_bias_demo"])
+    out = capsys.readouterr().out
+    assert "[0.5, -0.1, -0.4]" in out and "its gradient that of KL(ref || pi)" in out, out  # pi - ref, by hand
+
+
+def test_aggregate_token_loss_weighs_each_token_as_its_formula_says():
+    import torch
+
+    aggregate = _run_cells(["token_loss_aggregation"])["aggregate_token_loss"]
+    lengths, width, budget = [4, 1, 2], 4, 6
+    mask = torch.tensor([[t < n for t in range(width)] for n in lengths])  # [3, 4] bool
+    for mode, weight in (("sequence_mean", lambda n: 1 / (3 * n)), ("token_mean", lambda n: 1 / 7),
+                         ("constant", lambda n: 1 / (3 * budget))):
+        loss = torch.randn(3, width, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
+        loss.requires_grad_()
+        value = aggregate(loss, mask, mode, max_tokens=budget)
+        value.backward()
+        want = torch.tensor([[weight(n) if t < n else 0.0 for t in range(width)] for n in lengths], dtype=torch.float64)
+        assert torch.allclose(loss.grad, want), (mode, loss.grad)  # the value is linear in the losses
+        assert torch.isclose(value, (loss.detach() * want).sum()), mode
+    for bad in (dict(mode="mean"), dict(mode="constant")):
+        with pytest.raises(ValueError, match="mode"):
+            aggregate(torch.ones(2, 2), torch.ones(2, 2), **bad)
+
+
+def test_clip_higher_loss_is_problem_4s_loss_with_a_higher_upper_clip():
+    import torch
+
+    names = _run_cells(["grpo_clip_loss", "clip_higher"])
+    clip_higher, grpo_clip = names["clip_higher_loss"], names["compute_grpo_clip_loss"]
+    gen = torch.Generator().manual_seed(3)
+    adv = torch.randn(4, 1, generator=gen, dtype=torch.float64)  # [4, 1]
+    new, old = (0.4 * torch.randn(4, 6, generator=gen, dtype=torch.float64) for _ in range(2))  # [4, 6]
+    assert torch.allclose(clip_higher(adv, new, old, 0.2, 0.2), grpo_clip(adv, new, old, 0.2)[0])
+    ratio = torch.exp(new - old)
+    upper = torch.minimum(ratio, torch.tensor(1.3)) * adv  # A > 0 rows can only be cut at 1 + eps_high
+    lower = torch.maximum(ratio, torch.tensor(0.9)) * adv  # A < 0 rows only at 1 - eps_low
+    want = -torch.where(adv > 0, upper, torch.where(adv < 0, lower, ratio * adv))
+    assert torch.allclose(clip_higher(adv, new, old, 0.1, 0.3), want)
+    with pytest.raises(ValueError, match="eps_low"):
+        clip_higher(adv, new, old, 1.0, 0.3)
+
+
+def test_keep_informative_groups_drops_only_groups_of_equal_rewards():
+    import torch
+
+    keep = _run_cells(["informative_groups"])["keep_informative_groups"]
+    rewards = torch.tensor([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.7, 0.7, 0.7, 0.7])
+    assert keep(rewards, 4).tolist() == [False] * 4 + [True] * 4 + [False] * 4
+    assert keep(rewards, 6).tolist() == [False] * 6 + [True] * 6
+    assert keep(rewards, 1).tolist() == [False] * 12  # one response: nothing to compare with
+    with pytest.raises(ValueError, match="group_size"):
+        keep(rewards, 5)
+
+
+def test_k3s_gradient_is_the_gradient_of_the_forward_kl():
+    """The claim of the k3 cell, on another distribution: E_pi[grad k3] = grad KL(ref || pi) != grad KL(pi || ref)."""
+    import torch
+
+    k3 = _run_cells(["k3_estimator"])["k3_kl"]
+    gen = torch.Generator().manual_seed(11)
+    theta = torch.randn(5, generator=gen, dtype=torch.float64, requires_grad=True)
+    log_ref = torch.log_softmax(torch.randn(5, generator=gen, dtype=torch.float64), dim=0)
+    log_pi = torch.log_softmax(theta, dim=0)
+    pi, ref = log_pi.exp(), log_ref.exp()
+
+    def grad(value):
+        return torch.autograd.grad(value, theta, retain_graph=True)[0]
+
+    values = k3(log_pi, log_ref)  # [5]
+    assert bool((values >= 0).all())
+    expected_k3 = (pi.detach() * values).sum()
+    assert torch.isclose(expected_k3, (pi * (log_pi - log_ref)).sum())  # the value is unbiased
+    assert torch.allclose(grad(expected_k3), (pi - ref).detach())  # d KL(ref || softmax(theta)) / d theta
+    assert not torch.allclose(grad(expected_k3), grad((pi * (log_pi - log_ref)).sum()), atol=1e-3)
+
+
+def test_the_aggregation_ablation_gives_problem_7s_step_each_modes_loss():
+    """The ablation's wrapper over the reference microbatch step yields aggregate_token_loss's loss and gradient."""
+    import torch
+
+    budget = 5
+    names = _run_cells(["naive_policy_gradient_loss", "grpo_clip_loss", "policy_gradient_loss", "masked_mean",
+                        "masked_normalize", "microbatch_train_step", "token_loss_aggregation", "ablation_aggregation"],
+                       ABLATIONS=False, CFG={"train": {"sampling_max_tokens": budget}})
+    assert names["aggregation_runs"] == {}  # ABLATIONS off: nothing trains
+    mask = torch.tensor([[1, 1, 1, 0], [1, 0, 0, 0], [1, 1, 1, 1]])  # [3, 4]
+    adv = torch.tensor([[1.0], [-2.0], [0.5]])  # [3, 1]
+    start = torch.randn(3, 4, generator=torch.Generator().manual_seed(2))
+    for mode in names["AGGREGATIONS"]:
+        lengths = []
+        step = names["aggregating"](names["grpo_microbatch_train_step"], mode, lengths)
+        log_probs = start.clone().requires_grad_()
+        loss, _ = step(log_probs, mask, 1, "reinforce_with_baseline", advantages=adv,  # as the loop calls it
+                       length_normalization="masked_mean", constant_normalizer=budget)
+        direct = start.clone().requires_grad_()
+        want = names["aggregate_token_loss"](-adv * direct, mask, mode, max_tokens=budget)
+        want.backward()
+        assert torch.isclose(loss, want), mode
+        assert torch.allclose(log_probs.grad, direct.grad), mode
+        assert lengths == [pytest.approx(8 / 3)]
+    with pytest.raises(ValueError, match="aggregation"):
+        names["aggregating"](names["grpo_microbatch_train_step"], "mean", [])
+
+
+def test_an_untouched_beyond_part_leaves_the_notebook_ready_to_submit(tmp_path):
+    """Every graded TODO done, the four optional functions as released: ready, with four optional TODOs open."""
+    from autograder.authoring.course import fill_release
+    from helpers import submission
+
+    done = tmp_path / "math_grpo.ipynb"
+    fill_release(RELEASE, SOLUTION, done)
+    released = {_meta(c).get("grade_id"): c.source for c in nbformat.read(RELEASE, as_version=4).cells}
+    nb = nbformat.read(done, as_version=4)
+    for cell in nb.cells:
+        if _meta(cell).get("grade_id") in BEYOND:
+            cell.source = released[_meta(cell)["grade_id"]]
+        if cell.cell_type == "code":
+            cell.execution_count, cell.outputs = 1, [nbformat.v4.new_output("stream", text="ran\n")]
+    nbformat.write(nb, done)
+    report = submission.check_notebook(done)
+    assert report.ok and len(report.optional) == len(BEYOND), report.format()

@@ -43,6 +43,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from helpers.runtime import shown_path as _shown
+
 FORMAT = 1
 """Version of the checkpoint layout written here."""
 STEP_PATTERN = re.compile(r"^step-(\d{6,})$")
@@ -227,7 +229,7 @@ class Checkpointer:
             self.log(f"checkpoint: resumed from {path} (step {state['step']})")
             return Resume(step=int(state["step"]), history=list(state.get("history", [])),
                           extra=dict(state.get("extra", {})), path=path)
-        self.log(f"checkpoint: none in {self.folder}, starting from step 0")
+        self.log(f"checkpoint: none in {_shown(self.folder)}, starting from step 0")
         return Resume()
 
     def _check_model(self, path: Path, model) -> None:

@@ -325,6 +325,7 @@ def token_logprobs(
     attention_mask: torch.Tensor,
     prompt_width: int,
     temperature: float = 1.0,
+    score=None,
 ) -> torch.Tensor:
     """[N, T] log-probability of each sampled completion token under ``model``.
 
@@ -332,6 +333,9 @@ def token_logprobs(
     ``sequences[:, P:]`` are scored by the logits at columns ``P-1 .. L-2``. Logits are divided
     by the sampling temperature so the numbers describe the distribution the tokens came from.
     Positions past the completion mask hold meaningless values: mask them in the loss.
+    ``score(logits [N, L, V], sequences, prompt_width, temperature) -> [N, T]``, when given,
+    computes the log-probs from the whole sequence's logits (tiny_grpo's ``completion_logprobs``);
+    without it the kit's memory-saving version scores only the completion's columns.
     Raises :class:`NonFiniteError` when a scored position is NaN or infinite.
     """
     if temperature <= 0:
@@ -341,11 +345,16 @@ def token_logprobs(
         input_ids=sequences,
         attention_mask=attention_mask,
         position_ids=position_ids_from_mask(attention_mask),
-        logits_to_keep=n_completion + 1,
+        logits_to_keep=0 if score else n_completion + 1,  # 0: every column
     )
-    logits = outputs.logits[:, :-1, :]  # [N, T, V] in the model's dtype; no float32 copy is made
-    targets = sequences[:, prompt_width:]  # [N, T]
-    scored = chosen_token_logprobs(logits, targets, temperature)  # [N, T] float32, chunked over T
+    if score:
+        scored = score(outputs.logits, sequences, prompt_width, temperature)  # [N, T]
+        if tuple(scored.shape) != (sequences.shape[0], n_completion):
+            raise ValueError(f"{getattr(score, '__name__', 'score')} returned shape {tuple(scored.shape)}; expected "
+                             f"[N, L - prompt_width] = {[sequences.shape[0], n_completion]}")
+    else:
+        logits = outputs.logits[:, :-1, :]  # [N, T, V] in the model's dtype; no float32 copy is made
+        scored = chosen_token_logprobs(logits, sequences[:, prompt_width:], temperature)  # [N, T] float32, chunked
     real = attention_mask[:, prompt_width:].bool()  # [N, T] completion tokens up to the first EOS
     if not bool(torch.isfinite(scored.detach()[real]).all()):
         raise _diverged("log-probabilities (while scoring completions)")
@@ -363,10 +372,10 @@ def adapter_disabled(model):
 
 
 @torch.no_grad()
-def reference_token_logprobs(model, sequences, attention_mask, prompt_width, temperature: float = 1.0):
+def reference_token_logprobs(model, sequences, attention_mask, prompt_width, temperature: float = 1.0, score=None):
     """[N, T] log-probs under the reference: the same weights with the LoRA adapter switched off."""
     with adapter_disabled(model):
-        return token_logprobs(model, sequences, attention_mask, prompt_width, temperature)
+        return token_logprobs(model, sequences, attention_mask, prompt_width, temperature, score)
 
 
 def rollout_stats(rollout: Rollout, rewards: torch.Tensor) -> dict:

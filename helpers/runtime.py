@@ -100,7 +100,7 @@ def mount_drive(mountpoint: str | Path | None = None) -> Path | None:
     and returns ``None``. Prints one line either way.
     """
     if not _on_colab():
-        print(f"artifacts: not on Colab, so no Drive to mount; they are saved in {artifacts_root_hint()}")
+        print(f"artifacts: not on Colab, so no Drive to mount; they are saved in {shown_path(artifacts_root_hint())}")
         return None
     mountpoint = Path(mountpoint or DRIVE_MOUNTPOINT)
     my_drive = mountpoint / "MyDrive"
@@ -112,6 +112,15 @@ def mount_drive(mountpoint: str | Path | None = None) -> Path | None:
         raise DriveNotMountedError(f"Google Drive did not appear at {my_drive}: run this cell again and allow access")
     print(f"artifacts: Google Drive is mounted; they are saved in {my_drive / DRIVE_FOLDER}/<assignment>/artifacts")
     return my_drive
+
+
+def shown_path(path) -> str:
+    """``path`` as a student reads it: relative to the working folder (./artifacts) when inside it."""
+    path = Path(path)
+    try:
+        return f"./{path.resolve().relative_to(Path.cwd().resolve())}"
+    except ValueError:
+        return str(path)
 
 
 def artifacts_root_hint() -> str:

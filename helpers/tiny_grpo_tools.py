@@ -30,6 +30,23 @@ def _close(a: float, b: float, tol: float = 1e-4) -> bool:
     return abs(a - b) < tol
 
 
+def in_chat_template(tokenizer, text: str) -> str:
+    """``text`` as the user's turn of the tokenizer's chat template, ready for the assistant's answer."""
+    turn = [{"role": "user", "content": text}]
+    return tokenizer.apply_chat_template(turn, tokenize=False, add_generation_prompt=True)
+
+
+def quiet_transformers() -> None:
+    """No FutureWarnings, info logs or download bars: widgets break the Markdown export."""
+    import warnings
+
+    import transformers
+
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    transformers.utils.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+
+
 # --- Cell 3: the task -------------------------------------------------------------------------------
 
 def check_make_prompts(make_prompts, train_prompts, eval_prompts, train_size: int) -> None:
@@ -139,6 +156,35 @@ def check_kl(grpo_loss, k3_kl) -> None:
     assert float(grpo_loss(logprobs, zero, mask, ref, beta=0.0)) == 0.0, "grpo_loss (Cell 5): beta = 0 means no KL term"
 
 
+def _marked_logits(sequences: torch.Tensor, prompt_width: int, vocab: int) -> torch.Tensor:
+    """[N, L, V] zeros but for logit j + 1 at column j on the token of column j + 1: column j's
+    log-prob of the next token is then (j + 1) - log(e^(j+1) + V - 1), a value that names j."""
+    n, length = sequences.shape
+    logits = torch.zeros(n, length, vocab)
+    for j in range(prompt_width - 1, length - 1):
+        logits[torch.arange(n), j, sequences[:, j + 1]] = float(j + 1)
+    return logits
+
+
+def check_logprobs(completion_logprobs) -> None:
+    where = "completion_logprobs (Cell 5)"
+    sequences, width, vocab = torch.tensor([[4, 1, 0, 3, 2], [2, 2, 5, 0, 1]]), 2, 6  # [N=2, L=5], P = 2
+    logits = _marked_logits(sequences, width, vocab).requires_grad_(True)
+    got = completion_logprobs(logits, sequences, width, 1.0)
+    assert tuple(got.shape) == (2, 3), \
+        f"{where}: one log-prob per completion token, [N, L - prompt_width]; got {tuple(got.shape)}"
+    want = [j + 1 - math.log(math.exp(j + 1) + vocab - 1) for j in range(width - 1, 4)]  # columns 1, 2, 3
+    row = _floats(got[0].detach())
+    assert all(_close(a, b) for a, b in zip(row, want, strict=True)), (
+        f"{where}: got {[round(v, 4) for v in row]} here, expected {[round(v, 4) for v in want]}: column j's logits "
+        "predict token j + 1 (score sequences[:, P:] with logits[:, P-1:-1]); log_softmax over the vocabulary, "
+        "then the entry of each next token")
+    got.sum().backward()
+    assert logits.grad is not None and float(logits.grad.abs().sum()) > 0, f"{where}: keep the log-probs on the graph"
+    hot = completion_logprobs(2 * logits.detach(), sequences, width, 2.0)  # logits / 2 at temperature 2
+    assert torch.allclose(hot.float(), got.detach().float(), atol=1e-4), f"{where}: divide the logits by temperature"
+
+
 def _step(grpo_step, model, tokenizer, prompts, cfg, **changes) -> tuple[dict, int]:
     """Run one step; return its output and how many times it called grpo.sample_completions."""
     calls, original = [], grpo.sample_completions
@@ -195,6 +241,11 @@ def check_one_rollout(grpo_step, model, tokenizer, prompts, cfg) -> None:
 
 
 # --- Cell 6: the training loop ---------------------------------------------------------------------
+
+def throwaway_policy(model_name: str, cfg):
+    """A fresh LoRA copy of the notebook's model for :func:`check_train`, so the check leaves yours alone."""
+    return lm.add_lora(lm.load_model(model_name, quantize_4bit=False), r=cfg.lora_r, target_modules="all-linear")
+
 
 def check_train(train, policy, tokenizer, prompts, cfg) -> None:
     """Run ``train`` for 2 steps on ``policy`` (a throwaway LoRA model) with a stand-in ``grpo_step``
@@ -279,12 +330,21 @@ def shown(prompt: str, width: int = 40) -> str:
 
 
 def show_examples(prompts, base: list[str], tuned: list[str], get_reward, count: int = 5) -> None:
-    """Print ``count`` examples: prompt, then the base's and the fine-tuned model's output and reward."""
+    """Print ``count`` examples, one line each: prompt -> the base's output (its reward) | the fine-tuned
+    model's output (its reward)."""
     prompts = list(prompts)[:count]
     before, after = _floats(get_reward(prompts, base[:count])), _floats(get_reward(prompts, tuned[:count]))
     for i, prompt in enumerate(prompts):
-        print(f"{shown(prompt, 34)}\n  before: {base[i]!r} -> {before[i]:.1f}\n"
-              f"  after:  {tuned[i]!r} -> {after[i]:.1f}")
+        print(f"{shown(prompt, 34)} -> before {base[i]!r} ({before[i]:.1f}) | after {tuned[i]!r} ({after[i]:.1f})")
+
+
+def update_metrics(path, **final) -> None:
+    """Add ``final`` to the "final" entry of the metrics file the training cell wrote."""
+    import json
+
+    metrics = json.loads(path.read_text())
+    metrics["final"].update(final)
+    path.write_text(json.dumps(metrics))
 
 
 @torch.no_grad()

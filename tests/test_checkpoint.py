@@ -71,7 +71,7 @@ def test_resume_reproduces_the_uninterrupted_run(tmp_path, uninterrupted):
     assert [p.name for p in ckpt.checkpoints()] == ["step-000002", "step-000004"]
     random.seed(99), np.random.seed(99)  # a fresh runtime: other random states, another model init
     model, resumed_history = _run(ckpt, seed=7)
-    assert lines[0] == "checkpoint: none in " + str(tmp_path / "run") + ", starting from step 0"
+    assert lines[0] == "checkpoint: none in " + str(tmp_path / "run") + ", starting from step 0"  # outside the cwd
     assert lines[1] == f"checkpoint: resumed from {tmp_path / 'run' / 'step-000004'} (step 4)"
     assert resumed_history == history
     resumed = _lora_weights(model)

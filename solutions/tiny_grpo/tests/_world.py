@@ -2,8 +2,9 @@
 in place of sampling, a config of the tests' own, and stand-ins for the other TODOs.
 
 Nothing here reads the notebook's state (its CFG, model or prompts), so the reference's recorded
-values hold in either profile. The stand-ins are simple functions that are NOT the TODOs' answers:
-a slip in get_reward, group_advantages, grpo_loss or k3_kl costs nothing in the step's tests.
+values hold in either profile. The stand-ins are simple functions that are NOT the TODOs' answers
+(completion_logprobs's is the kit's own scoring, which grpo.token_logprobs runs without ``score``):
+a slip in get_reward, group_advantages, grpo_loss, k3_kl or completion_logprobs costs nothing in the step's tests.
 """
 import contextlib
 import dataclasses
@@ -22,7 +23,7 @@ PROMPTS = [SORT.format(digits=d) for d in ("3 1", "9 0 4 4 1 7", "5 5 2")]   # B
 DEFAULTS = {"model_id": "HuggingFaceTB/SmolLM2-135M-Instruct", "prompt_style": "raw", "train_size": 1000,
             "eval_size": 200, "steps": 3, "batch_prompts": 2, "group_size": 4, "micro_batch": 6, "max_new_tokens": 8,
             "temperature": 0.7, "lr": 1e-3, "beta": 0.5, "max_grad_norm": 1.0, "lora_r": 8, "log_every": 1,
-            "eval_batch": 100, "seed": 0}
+            "eval_batch": 100, "seed": 0, "kl_penalty": "loss"}
 # The fields of the notebook's Config, with the tests' values. make_dataclass, not a class statement:
 # the kernel compiles the probe with postponed (string) annotations, and dataclass then looks for the
 # probe's module in sys.modules, where it is not.
@@ -147,5 +148,13 @@ def error_name(fn, *args) -> str:
     return "no error"
 
 
+def kit_logprobs(logits, sequences, prompt_width, temperature=1.0):
+    """The kit's own scoring (what grpo.token_logprobs computes without ``score``), so a step that calls
+    either gets the same numbers."""
+    from helpers._logprobs import chosen_token_logprobs
+
+    return chosen_token_logprobs(logits[:, prompt_width - 1:-1], sequences[:, prompt_width:], temperature)  # [N, T]
+
+
 STAND_INS = {"get_reward": length_reward, "group_advantages": centred, "grpo_loss": squared_gap_loss,
-             "k3_kl": half}
+             "k3_kl": half, "completion_logprobs": kit_logprobs}

@@ -1,6 +1,6 @@
 """Cell 5, grpo_step's rollout (1 point): rewards of row i scored against prompt i // G, advantages over
 the whole step, and ValueError for cfg.group_size < 2. On a fixed rollout of the tiny model, with the
-tests' stand-ins for get_reward, group_advantages, grpo_loss and k3_kl; default comparison."""
+tests' stand-ins for get_reward, group_advantages, grpo_loss, k3_kl and completion_logprobs; default comparison."""
 import dataclasses
 
 import torch

@@ -50,9 +50,10 @@ def judge(check):
 
 
 HINTS = {
-    "loss": "per (rows, part) of rollout.micro_batches(cfg.micro_batch): grpo.token_logprobs at cfg.temperature, "
-            "grpo.reference_token_logprobs too when cfg.beta > 0, grpo_loss(logprobs, advantages[rows], "
-            "part.completion_mask, ref, cfg.beta) times the part's share of rows; return the sum of those",
+    "loss": "per (rows, part) of rollout.micro_batches(cfg.micro_batch): grpo.token_logprobs at cfg.temperature "
+            "with score=completion_logprobs, grpo.reference_token_logprobs too when cfg.beta > 0 (KL in the loss), "
+            "grpo_loss(logprobs, advantages[rows], part.completion_mask, ref, cfg.beta) times the part's share of "
+            "rows; return the sum of those",
     "LoRA weights without a gradient": "call backward() on each part's loss, with the log-probs on the graph "
                                        "(no torch.no_grad, no detach)",
     "gradient of the LoRA weights": "each part's loss weighted by part.num_rows / N before backward(), so that the "

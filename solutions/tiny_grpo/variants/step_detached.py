@@ -3,6 +3,6 @@ KIND = "wrong"
 EXPECTED = {"test_grpo_step_loss": 0}
 PATCHES = [
     ('grpo_step',
-     'logprobs = grpo.token_logprobs(model, *args)  # [n, t]',
-     'logprobs = grpo.token_logprobs(model, *args).detach().requires_grad_(True)'),
+     'logprobs = scored(part)  # [n, t]',
+     'logprobs = scored(part).detach().requires_grad_(True)'),
 ]

@@ -3,6 +3,6 @@ KIND = "wrong"
 EXPECTED = {"test_grpo_step": 0, "test_grpo_step_loss": 0}
 PATCHES = [
     ('grpo_step',
-     'advantages = group_advantages(rewards, G)  # [N], over the whole rollout',
-     'advantages = group_advantages(rewards, len(prompts))'),
+     'advantages = group_advantages(rewards - cfg.beta * kl, G)  # [N], over the whole rollout',
+     'advantages = group_advantages(rewards - cfg.beta * kl, len(prompts))'),
 ]

@@ -3,8 +3,8 @@ KIND = "allowed"
 EXPECTED = {}
 PATCHES = [
     ('grpo_step',
-     ('return {"loss": loss_sum, "rewards": rewards, "advantages": advantages, "kl": kl_sum, "rollout": roll'
-      'out}'),
-     ('return {"loss": float(loss_sum), "rewards": rewards.tolist(), "advantages": advantages, "kl": float(k'
-      'l_sum), "rollout": rollout}')),
+     ('return {"loss": loss_sum, "rewards": rewards, "advantages": advantages, "kl": kl.mean().item(), "rol'
+      'lout": rollout}'),
+     ('return {"loss": torch.tensor(loss_sum), "rewards": rewards.tolist(), "advantages": advantages, "kl": '
+      'float(kl.mean()), "rollout": rollout}')),
 ]

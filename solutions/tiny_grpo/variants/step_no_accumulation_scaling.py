@@ -3,6 +3,6 @@ KIND = "wrong"
 EXPECTED = {"test_grpo_step_loss": 0}
 PATCHES = [
     ('grpo_step',
-     'part.completion_mask, ref, cfg.beta) * share',
-     'part.completion_mask, ref, cfg.beta)'),
+     'part.completion_mask, ref, beta) * share',
+     'part.completion_mask, ref, beta)'),
 ]

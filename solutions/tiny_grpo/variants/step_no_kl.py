@@ -3,6 +3,6 @@ KIND = "wrong"
 EXPECTED = {"test_grpo_step_loss": 0}
 PATCHES = [
     ('grpo_step',
-     'ref = grpo.reference_token_logprobs(model, *args) if cfg.beta > 0 else None  # [n, t]',
+     'ref = scored(part, reference=True) if beta > 0 else None  # [n, t]',
      'ref = None'),
 ]

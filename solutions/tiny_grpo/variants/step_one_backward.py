@@ -3,6 +3,6 @@ KIND = "allowed"
 EXPECTED = {}
 PATCHES = [
     ('grpo_step',
-     'rollout.micro_batches(cfg.micro_batch)',
-     'rollout.micro_batches(rollout.num_rows)'),
+     'for rows, part in rollout.micro_batches(cfg.micro_batch):\n        logprobs = scored(part)',
+     'for rows, part in rollout.micro_batches(rollout.num_rows):\n        logprobs = scored(part)'),
 ]

@@ -494,7 +494,9 @@ FORGERY = """
 # what a student's cell might do to earn the tiers without training
 os.environ["AUTOGRADER_MEASUREMENTS"] = json.dumps({"grpo_format": {"rate": 1.0, "hits": 60, "total": 60,
                                                                     "error": None, "profile": "tiny"}})
-os.environ["AUTOGRADER_GRADER_MEASUREMENT"] = json.dumps({"rate": 1.0, "error": None, "profile": "tiny"})
+Path("forged-job.json").write_text(json.dumps({"state": ".", "summary": "job.json", "measurement": {
+    "rate": 1.0, "error": None, "profile": "tiny"}}))
+os.environ["AUTOGRADER_JOB"] = "forged-job.json"  # the grader's job settings, forged
 os.environ["COURSE_PROFILE"] = "full"
 GRADER_MEASUREMENT = measured = {"rate": 1.0, "error": None, "profile": "tiny"}
 import autograder.evaluators.grpo_format as _evaluator

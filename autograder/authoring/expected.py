@@ -24,6 +24,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.grading.hidden_tests import EXPECTED_FILE
+from autograder.grading.job_settings import JOB_VARIABLE
 from autograder.manifest import REPO_ROOT, Assignment
 
 RECORDING_ENV = {"COURSE_PROFILE": "tiny", "NBGRADER_EXECUTION": "autograde", "HF_HUB_OFFLINE": "1",
@@ -94,7 +95,7 @@ def record(assignment: Assignment, timeout: int | None = None) -> dict:
         notebook = nbformat.read(work / assignment.source.name, as_version=4)
         executor = ProbeExecute(timeout=timeout or assignment.limits.cell_timeout_s, kernel_name="python3",
                                 tests_dir=str(assignment.tests_dir), record=True, raise_on_iopub_timeout=False)
-        with _environment({**RECORDING_ENV, "AUTOGRADER_NOTEBOOK_DEADLINE": ""}):
+        with _environment({**RECORDING_ENV, JOB_VARIABLE: ""}):  # no grader's job: no deadline
             executor.preprocess(notebook, {"metadata": {"path": str(work)}})
     if executor.problems:
         raise RecordingError(f"{assignment.id}: " + "; ".join(executor.problems[:5]))

@@ -13,7 +13,7 @@
   change the score.
 
   After a cell times out, the kernel dies or the notebook passes its time limit
-  (``AUTOGRADER_NOTEBOOK_DEADLINE``), no further cell runs: later cells get an error output
+  (the job settings' ``deadline``), no further cell runs: later cells get an error output
   saying why, tests that never ran score 0, tests before keep their points, and the reason goes
   to ``stopped.txt`` in the grader's state folder. Each test cell's score is appended to
   ``progress.jsonl`` there as soon as it is known, so a job killed at the hard time limit keeps
@@ -38,12 +38,10 @@ from nbgrader.utils import is_grade, is_solution
 from traitlets import Bool, Dict, Integer, List, Unicode
 
 from autograder.grading import hidden_tests
+from autograder.grading.job_settings import JobSettings
 from autograder.kernel.probe import MIME
 
 HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
-MEASUREMENT_VARIABLE = "AUTOGRADER_GRADER_MEASUREMENT"
-DEADLINE_VARIABLE = "AUTOGRADER_NOTEBOOK_DEADLINE"
-STATE_VARIABLE = "AUTOGRADER_GRADER_STATE"
 VERDICT = "course_kit_verdict"
 """Metadata key of the display output that carries a partial-credit verdict's lines."""
 MAX_REPORT_CHARS = 4_000_000
@@ -127,8 +125,9 @@ class ProbeExecute(Execute):
 
     def preprocess(self, nb, resources=None, km=None):
         self._stopped = None
-        self._measurement = json.loads(os.environ.get(MEASUREMENT_VARIABLE) or "null")
-        self._deadline = float(os.environ.get(DEADLINE_VARIABLE) or 0) or None
+        self._job = JobSettings.current()  # None outside a grader's job: no deadline, no measurement
+        self._measurement = self._job.measurement if self._job else None
+        self._deadline = self._job.deadline if self._job else None
         self._tests = hidden_tests.load(self.tests_dir) if self.tests_dir else {}
         self._expected = {} if self.record else hidden_tests.read_expected(self.tests_dir).get("tests", {})
         self.recorded, self.problems, self.notes = {}, [], []
@@ -155,7 +154,7 @@ class ProbeExecute(Execute):
         return step.outputs
 
     def _note(self, line: str, name: str) -> None:
-        state = os.environ.get(STATE_VARIABLE)
+        state = self._job.state if self._job else None
         if state:
             os.makedirs(state, exist_ok=True)
             with open(os.path.join(state, name), "a") as handle:

@@ -7,8 +7,8 @@ Runs inside the private course copy, as the grader (only the kernel it starts is
 ``grading.submission`` starts it (usually as a fork of the worker's job server, which has nbgrader
 imported already) and kills its whole process tree past the assignment's time limit. Prints
 nbgrader's log, and writes a :class:`~autograder.grading.outcome.JobSummary` as JSON to the file
-named by ``AUTOGRADER_JOB_SUMMARY``: the grader decides the submission's status from that file,
-never from the log.
+its :class:`~autograder.grading.job_settings.JobSettings` name: the grader decides the
+submission's status from that file, never from the log.
 """
 from __future__ import annotations
 
@@ -19,8 +19,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-SUMMARY_VARIABLE = "AUTOGRADER_JOB_SUMMARY"
-FEEDBACK_PAGES_VARIABLE = "AUTOGRADER_FEEDBACK_PAGES"
+from autograder.grading.job_settings import JobSettings
 
 
 def _api(course: Path):
@@ -44,16 +43,16 @@ def generate(course: Path, assignment_ids: list[str]) -> int:
     return 1 if failed else 0
 
 
-def _write(summary) -> None:
-    path = os.environ.get(SUMMARY_VARIABLE)
-    if path:
-        Path(path).write_text(json.dumps(asdict(summary)))
+def _write(summary, settings: JobSettings | None) -> None:
+    if settings:
+        Path(settings.summary).write_text(json.dumps(asdict(summary)))
 
 
 def grade(course: Path, assignment: str, student: str) -> int:
     from autograder.grading.outcome import JobSummary
 
     started = time.perf_counter()
+    settings = JobSettings.current()
     os.chdir(course)
     api = _api(course)
     summary = JobSummary(seconds={"import": round(time.perf_counter() - started, 2)})
@@ -66,7 +65,7 @@ def grade(course: Path, assignment: str, student: str) -> int:
         summary.error = str(run["error"]).strip().splitlines()[-1][:300] if str(run["error"]).strip() else ""
     autograded = course / "autograded" / student / assignment / f"{assignment}.ipynb"
     summary.autograde = bool(run.get("success")) and autograded.exists()
-    stopped = Path(os.environ.get("AUTOGRADER_GRADER_STATE", course / ".grader-state")) / "stopped.txt"
+    stopped = Path(settings.state if settings else course / ".grader-state") / "stopped.txt"
     first = stopped.read_text().strip().splitlines()[0] if stopped.exists() and stopped.read_text().strip() else ""
     summary.stop_code, _, summary.stopped = first.partition(" ")
     if autograded.exists():
@@ -76,8 +75,8 @@ def grade(course: Path, assignment: str, student: str) -> int:
                                         course / "release" / assignment / f"{assignment}.ipynb")
         messages, enames = sanitize_autograded(autograded, scrub)
         summary.messages, summary.enames = messages, sorted(enames)
-        _write(summary)  # what autograde gave is kept even if feedback generation dies
-        if os.environ.get(FEEDBACK_PAGES_VARIABLE) == "0":
+        _write(summary, settings)  # what autograde gave is kept even if feedback generation dies
+        if settings and not settings.feedback_pages:
             return 0
         mark = time.perf_counter()
         feedback = api.generate_feedback(assignment, student, force=True)
@@ -86,7 +85,7 @@ def grade(course: Path, assignment: str, student: str) -> int:
         if feedback.get("error"):
             print(feedback["error"])
         summary.feedback = bool(feedback.get("success"))
-    _write(summary)
+    _write(summary, settings)
     return 0
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.grading import scoring, status
-from autograder.grading.job import FEEDBACK_PAGES_VARIABLE
+from autograder.grading.job_settings import JOB_VARIABLE, JobSettings
 from autograder.grading.kernel_env import kernel_env, sandbox_spec
 from autograder.grading.outcome import JobSummary, Outcome, Result, Settings
 from autograder.grading.workspace import Workspace
@@ -257,14 +257,10 @@ def _run_job(sub: Submission, ws: Workspace, notebook: Path, measurement: dict |
     spec = sandbox_spec(sub, ws, notebook, env, mounts)
     limit = sub.assignment.limits.notebook_timeout_s
     summary_file = ws.state / "job.json"
+    settings = JobSettings(state=str(ws.state), summary=str(summary_file), deadline=time.time() + limit,
+                           measurement=measurement, feedback_pages=sub.settings.feedback_pages)
     job_env = {"JUPYTER_PATH": str(ws.course / "jupyter"), "JUPYTER_RUNTIME_DIR": str(ws.channel),
-               "AUTOGRADER_GRADER_STATE": str(ws.state),
-               "AUTOGRADER_JOB_SUMMARY": str(summary_file), SPEC_VARIABLE: str(spec.write(ws.state)),
-               "AUTOGRADER_NOTEBOOK_DEADLINE": str(time.time() + limit)}
-    if measurement is not None:
-        job_env["AUTOGRADER_GRADER_MEASUREMENT"] = json.dumps(measurement)
-    if not sub.settings.feedback_pages:
-        job_env[FEEDBACK_PAGES_VARIABLE] = "0"
+               SPEC_VARIABLE: str(spec.write(ws.state)), JOB_VARIABLE: str(settings.write(ws.state))}
     code, log = run_job_process(ws.course, sub.assignment.id, sub.student, job_env, hard_limit(limit), jobs)
     logs = sub.out / "logs" / sub.student  # for the instructor, never shown to the student
     logs.mkdir(parents=True, exist_ok=True)

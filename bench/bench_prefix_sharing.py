@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from helpers import grpo, lm, math_tasks, tiny_model  # noqa: E402
+from helpers import _fast_sampling, grpo, lm, math_tasks, tiny_model  # noqa: E402
 
 KEYWORDS = ("work", "so", "let", "me", "it", "the", "out")
 KEYWORD_TEMPLATES = ("Write a sentence that includes the words: {a}, {b}.",
@@ -45,15 +45,15 @@ def batches() -> dict[str, tuple[list[str], int, int]]:
 
 
 def draw(policy, tokenizer, prompts, generations, max_tokens, share: bool) -> tuple[float, grpo.Rollout]:
-    saved = grpo.MIN_SHARED_PREFIX
-    grpo.MIN_SHARED_PREFIX = saved if share else 10**9  # a prefix this long never occurs: left padding
+    saved = _fast_sampling.MIN_SHARED_PREFIX
+    _fast_sampling.MIN_SHARED_PREFIX = saved if share else 10**9  # a prefix this long never occurs: left padding
     try:
         torch.manual_seed(0)
         started = time.perf_counter()
         rollout = grpo.sample_completions(policy, tokenizer, prompts, generations, max_tokens)
         return time.perf_counter() - started, rollout
     finally:
-        grpo.MIN_SHARED_PREFIX = saved
+        _fast_sampling.MIN_SHARED_PREFIX = saved
 
 
 def main() -> None:

@@ -2,8 +2,9 @@
 
 Only the plumbing lives here: drawing G completions per prompt, building the completion mask,
 reading per-token log-probabilities of the sampled tokens, cutting a step's rollout into
-micro-batches, and sampling fast on a GPU. Rewards, advantages and losses are the students'
-to write.
+micro-batches. Rewards, advantages and losses are the students' to write. What makes sampling
+fast (a shared prompt prefix prefilled once on a CPU, a merged inference copy on a GPU) lives in
+``helpers._fast_sampling``; nothing there changes which tokens a rollout holds or how they are scored.
 
 Shapes: B prompts, G completions each, N = B*G rows, P the padded prompt width, T the number
 of generated positions (the longest completion in the batch).
@@ -16,14 +17,19 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import os
-import warnings
-import weakref
 from dataclasses import dataclass, replace
 
 import torch
 
-from helpers import profiles
+from helpers import _fast_sampling
+from helpers._fast_sampling import (  # noqa: F401 - the notebooks' names for them
+    SAMPLER_MODES,
+    SAMPLER_VARIABLE,
+    Sampler,
+    default_sampler_mode,
+    disable_fast_sampling,
+    enable_fast_sampling,
+)
 from helpers._logprobs import chosen_token_logprobs
 
 
@@ -135,91 +141,6 @@ def completion_mask_from_eos(completion_ids: torch.Tensor, eos_ids: list[int]) -
     return (positions <= first_eos.unsqueeze(1)).long()  # [N, T]
 
 
-MIN_SHARED_PREFIX = 16
-"""Shared prompt tokens worth a separate prefill; fewer cost more in the extra forward than they save."""
-
-
-def _shared_prefix_length(rows: list[list[int]]) -> int:
-    """How many leading tokens every row has in common, leaving each row at least one of its own."""
-    shared = 0
-    for column in zip(*rows, strict=False):  # stops at the shortest row
-        if any(token != column[0] for token in column):
-            break
-        shared += 1
-    return min(shared, min(len(row) for row in rows) - 1)
-
-
-def _prefix_cache_fits(model) -> bool:
-    """Whether a pre-filled ``DynamicCache`` with pads inside the prompt means what left padding means:
-    not for a model whose generation config picks its own cache, nor for sliding-window layers
-    (the pads would count towards the window)."""
-    config = model.config
-    if getattr(model.generation_config, "cache_implementation", None):
-        return False
-    return not (getattr(config, "use_sliding_window", False) and getattr(config, "sliding_window", None)) \
-        and "sliding_attention" not in (getattr(config, "layer_types", None) or ())
-
-
-def _shared_prefix_inputs(model, tokenizer, prompts, copies: int, device):
-    """Encoded prompts laid out as ``[shared prefix | pad | own tokens]``, a KV cache of the prefix,
-    its length and each prompt's pad count.
-
-    The r1_zero and chat-template prompts repeat the same ~80 instruction tokens in every row;
-    prefilling them once instead of once per row is most of a CPU evaluation's prefill. Positions
-    are counted over real tokens and the pads are masked, so every row computes what it computes
-    left-padded, up to float rounding (next-token logits within ~1e-5). Returns ``None`` when the
-    prompts share fewer than ``MIN_SHARED_PREFIX`` tokens or the model's cache cannot be pre-filled
-    this way.
-    """
-    from transformers import DynamicCache
-
-    if not _prefix_cache_fits(model):
-        return None
-    rows = tokenizer(prompts, add_special_tokens=False)["input_ids"]
-    shared = _shared_prefix_length(rows) if len(rows) * copies > 1 else 0
-    if shared < MIN_SHARED_PREFIX:
-        return None
-    width, pad = max(len(row) for row in rows), tokenizer.pad_token_id
-    input_ids = torch.tensor([row[:shared] + [pad] * (width - len(row)) + row[shared:] for row in rows])  # [B, P]
-    attention_mask = torch.tensor([[1] * shared + [0] * (width - len(row)) + [1] * (len(row) - shared)
-                                   for row in rows])  # [B, P]
-    pads = torch.tensor([width - len(row) for row in rows], device=device)  # [B]
-    cache = DynamicCache(config=model.config)
-    model(input_ids=input_ids[:1, :shared].to(device), past_key_values=cache, use_cache=True, logits_to_keep=1)
-    cache.batch_repeat_interleave(len(rows) * copies)  # one copy of the prefix per generated row
-    encoded = {"input_ids": input_ids.to(device), "attention_mask": attention_mask.to(device)}
-    return encoded, cache, shared, pads
-
-
-def _as_left_padded(prompt_part: torch.Tensor, shared: int, pads: torch.Tensor) -> torch.Tensor:
-    """[N, P] ``[prefix | pad | own]`` rows rearranged to ``[pad | prefix | own]`` (``pads``: [N]).
-
-    A rollout's layout stays the one the notebooks document (left padding) whichever way it was
-    sampled, so students' scoring code sees the tensors it would see from the plain path.
-    """
-    n_rows, width = prompt_part.shape
-    column = torch.arange(width, device=prompt_part.device).expand(n_rows, width)  # [N, P]
-    pads = pads.unsqueeze(1)  # [N, 1]
-    source = torch.where(column < pads, shared + column,  # pads came right after the prefix
-                         torch.where(column < pads + shared, column - pads, column))  # prefix, then own tokens
-    return prompt_part.gather(1, source)  # [N, P]
-
-
-def _encode_prompts(model, tokenizer, prompts, copies, device, pad_to_multiple_of, extra):
-    """``(encoded prompts, extra generate kwargs, layout)``: ``layout`` is ``(shared, pads)`` when the
-    prompts were laid out around a shared prefix (on a CPU, when it pays), else ``None`` (left-padded)."""
-    extra = dict(extra or {})
-    # A GPU prefills fast, and its compiled path pads prompts for a static cache: share prefixes on a CPU only.
-    if device.type == "cpu" and pad_to_multiple_of is None and "cache_implementation" not in extra:
-        found = _shared_prefix_inputs(model, tokenizer, prompts, copies, device)
-        if found is not None:
-            encoded, extra["past_key_values"], shared, pads = found
-            return encoded, extra, (shared, pads)
-    encoded = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False,
-                        pad_to_multiple_of=pad_to_multiple_of).to(device)
-    return encoded, extra, None
-
-
 def _generate_rollout(model, tokenizer, prompts, num_generations, max_new_tokens, temperature, do_sample, top_p,
                       eos_ids, pad_to_multiple_of=None, extra=None) -> Rollout:
     device = next(model.parameters()).device
@@ -232,8 +153,8 @@ def _generate_rollout(model, tokenizer, prompts, num_generations, max_new_tokens
     was_training = model.training
     model.eval()
     try:
-        encoded, extra, layout = _encode_prompts(model, tokenizer, prompts, num_generations, device,
-                                                 pad_to_multiple_of, extra)
+        encoded, extra, layout = _fast_sampling.encode_prompts(model, tokenizer, prompts, num_generations,
+                                                               device, pad_to_multiple_of, extra)
         prompt_width = encoded["input_ids"].shape[1]
         generate_kwargs = dict(
             max_new_tokens=max_new_tokens,
@@ -258,8 +179,9 @@ def _generate_rollout(model, tokenizer, prompts, num_generations, max_new_tokens
     prompt_attention = encoded["attention_mask"].repeat_interleave(num_generations, dim=0)  # [N, P]
     if layout is not None:
         shared, pads = layout[0], layout[1].repeat_interleave(num_generations)  # pads: [N]
-        sequences = torch.cat([_as_left_padded(sequences[:, :prompt_width], shared, pads), completion_ids], dim=1)
-        prompt_attention = _as_left_padded(prompt_attention, shared, pads)  # [N, P]
+        sequences = torch.cat([_fast_sampling.as_left_padded(sequences[:, :prompt_width], shared, pads),
+                               completion_ids], dim=1)
+        prompt_attention = _fast_sampling.as_left_padded(prompt_attention, shared, pads)  # [N, P]
     attention_mask = torch.cat([prompt_attention, completion_mask], dim=1)  # [N, P+T]
     ended = torch.isin(completion_ids, torch.tensor(eos_ids, device=device)).any(dim=1)  # [N]
     lengths = completion_mask.sum(dim=1).tolist()
@@ -307,7 +229,7 @@ def sample_completions(
     if not prompts:
         raise ValueError("no prompts to sample from")
     _check_trainable_finite(model)
-    sampler = _SAMPLERS.get(model)
+    sampler = _fast_sampling.sampler_of(model)
     if sampler is not None:
         return sampler.sample(prompts, num_generations, max_new_tokens, temperature, do_sample, top_p)
     return _generate_rollout(model, tokenizer, prompts, num_generations, max_new_tokens, temperature, do_sample,
@@ -388,179 +310,3 @@ def rollout_stats(rollout: Rollout, rewards: torch.Tensor) -> dict:
         "completion_length": rollout.completion_lengths.float().mean().item(),
         "truncated": rollout.truncated.float().mean().item(),
     }
-
-
-# --------------------------------------------------------------------------------------
-# Fast sampling on a GPU
-# --------------------------------------------------------------------------------------
-
-SAMPLER_VARIABLE = "COURSE_SAMPLER"
-SAMPLER_MODES = ("eager", "merged", "compiled")
-_SAMPLERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _lora_layers(policy) -> dict:
-    """name -> peft LoRA layer, for every LoRA-wrapped module of ``policy`` (names as in the base model)."""
-    from peft.tuners.lora import LoraLayer
-
-    base = policy.get_base_model()
-    return {name: module for name, module in base.named_modules() if isinstance(module, LoraLayer)}
-
-
-def _dequantized(weight, dtype):
-    if weight.__class__.__name__ == "Params4bit":  # bitsandbytes 4-bit: the compute-dtype weight bnb multiplies with
-        from peft.utils.integrations import dequantize_bnb_weight
-
-        return dequantize_bnb_weight(weight, state=weight.quant_state).to(dtype)
-    return weight.detach().to(dtype)
-
-
-class Sampler:
-    """Draws rollouts for a LoRA policy from an inference copy with the adapter merged in.
-
-    * ``eager``: ``generate`` on the policy itself (the only mode on a CPU, where it is as fast).
-    * ``merged``: a plain model in the compute dtype (float16 below compute capability 8.0,
-      bfloat16 above) whose LoRA-targeted weights are ``W0 + B A * scale``, re-merged from the
-      policy's current adapter whenever it changed. Other weights are shared with the policy
-      (dequantized once when the base is 4-bit). The policy's own weights are never touched, so
-      the loss and the frozen reference (adapter disabled) see exactly what they saw before.
-    * ``compiled``: ``merged`` with a static KV cache, which ``transformers`` compiles on CUDA;
-      prompts are padded to a multiple of 64 so the graph is reused across steps. On any error it
-      falls back to ``merged`` for the rest of the run, with one warning.
-
-    The log-probabilities of the loss always come from the policy (``token_logprobs``); the
-    sampler only chooses tokens.
-    """
-
-    def __init__(self, policy, tokenizer, mode: str = "merged"):
-        if mode not in SAMPLER_MODES:
-            raise ValueError(f"unknown sampler mode {mode!r}; use one of {', '.join(SAMPLER_MODES)}")
-        self.policy, self.tokenizer, self.mode = policy, tokenizer, mode
-        self.eos_ids = eos_token_ids(policy, tokenizer)
-        self.engine = None if mode == "eager" else self._build_engine()
-        self._synced_version = None
-        self.syncs = 0
-
-    @torch.no_grad()
-    def _build_engine(self):
-        from transformers import AutoModelForCausalLM
-
-        from . import lm
-
-        base = self.policy.get_base_model()
-        device = next(base.parameters()).device
-        dtype = lm.compute_dtype(device)
-        with torch.device(device):
-            engine = AutoModelForCausalLM.from_config(base.config, dtype=dtype)
-        engine.generation_config = base.generation_config
-        self._lora = {}
-        state = {}
-        lora = _lora_layers(self.policy)
-        for name, module in engine.named_modules():
-            if not list(module.parameters(recurse=False)):
-                continue
-            source = base.get_submodule(name)
-            if name in lora:
-                source = source.get_base_layer()
-            for param_name, _ in module.named_parameters(recurse=False):
-                value = getattr(source, param_name)
-                key = f"{name}.{param_name}" if name else param_name
-                if name in lora and param_name == "weight":
-                    merged_base = _dequantized(value, dtype)  # owned: W0 in the compute dtype
-                    self._lora[name] = (lora[name], merged_base)
-                    state[key] = merged_base.clone()
-                elif value.dtype == dtype and value.device == device and value.__class__ is torch.nn.Parameter:
-                    state[key] = value.detach()  # shared with the policy: no copy
-                else:
-                    state[key] = _dequantized(value, dtype)
-        engine.load_state_dict(state, assign=True, strict=True)
-        engine.tie_weights()
-        engine.eval().requires_grad_(False)
-        return engine
-
-    def _lora_version(self) -> int:
-        return sum(p._version for layer, _ in self._lora.values() for p in layer.parameters() if p.requires_grad)
-
-    @torch.no_grad()
-    def sync(self, force: bool = False) -> None:
-        """Merge the policy's current adapter into the engine (skipped when nothing changed)."""
-        if self.engine is None:
-            return
-        version = self._lora_version()
-        if version == self._synced_version and not force:
-            return
-        adapter = self.policy.active_adapter
-        adapter = adapter[0] if isinstance(adapter, (list, tuple)) else adapter
-        for name, (layer, base_weight) in self._lora.items():
-            target = self.engine.get_submodule(name).weight
-            if adapter in layer.lora_A and not getattr(layer, "disable_adapters", False):
-                delta = layer.get_delta_weight(adapter).to(target.dtype)  # [out, in] = scale * B @ A
-                target.copy_(base_weight + delta)
-            else:
-                target.copy_(base_weight)
-        self._synced_version = version
-        self.syncs += 1
-
-    def sample(self, prompts, num_generations, max_new_tokens, temperature=1.0, do_sample=True, top_p=1.0) -> Rollout:
-        if self.engine is None:
-            return _generate_rollout(self.policy, self.tokenizer, prompts, num_generations, max_new_tokens,
-                                     temperature, do_sample, top_p, self.eos_ids)
-        self.sync()
-        if self.mode == "compiled":
-            try:
-                return _generate_rollout(self.engine, self.tokenizer, prompts, num_generations, max_new_tokens,
-                                         temperature, do_sample, top_p, self.eos_ids, pad_to_multiple_of=64,
-                                         extra={"cache_implementation": "static"})
-            except NonFiniteError:
-                raise
-            except Exception as error:  # noqa: BLE001 - a compile failure must not end a student's run
-                warnings.warn(f"compiled sampling failed ({type(error).__name__}: {str(error)[:200]}); "
-                              f"sampling without a static cache from now on", stacklevel=2)
-                self.mode = "merged"
-        return _generate_rollout(self.engine, self.tokenizer, prompts, num_generations, max_new_tokens, temperature,
-                                 do_sample, top_p, self.eos_ids)
-
-    def describe(self) -> str:
-        if self.engine is None:
-            return "sampling: eager generate on the policy"
-        dtype = next(self.engine.parameters()).dtype
-        return (f"sampling: {self.mode} inference copy "
-                f"({str(dtype).replace('torch.', '')}, {len(self._lora)} LoRA layers merged)")
-
-
-def default_sampler_mode(device) -> str:
-    """``COURSE_SAMPLER`` when set; else ``eager`` on a CPU, ``compiled`` on CUDA, and ``merged``
-    on CUDA while nbgrader autogrades.
-
-    The grading kernel trains nothing (training cells load the submitted artifacts) and samples a
-    handful of small batches, each of a new shape. Compiling for them is all cost: on an H200,
-    tiny_grpo's graded run spent 85 s in the two cells that compiled, and the kernel's resident
-    memory, its children included as the grader's 12 GB limit counts it, rose from 1.2 to 10.6 GB.
-    """
-    requested = os.environ.get(SAMPLER_VARIABLE, "").strip().lower()
-    if requested:
-        if requested not in SAMPLER_MODES:
-            raise ValueError(f"{SAMPLER_VARIABLE}={requested!r} is not a sampler mode; use one of "
-                             f"{', '.join(SAMPLER_MODES)}")
-        return requested
-    if torch.device(device).type != "cuda":
-        return "eager"
-    return "merged" if profiles.is_autograding() else "compiled"
-
-
-def enable_fast_sampling(policy, tokenizer, mode: str | None = None) -> Sampler:
-    """Route :func:`sample_completions` on ``policy`` through a :class:`Sampler`.
-
-    ``mode`` defaults to :func:`default_sampler_mode` (set ``COURSE_SAMPLER=eager`` to switch it
-    off). Returns the sampler; ``disable_fast_sampling(policy)`` undoes it.
-    """
-    if not hasattr(policy, "get_base_model"):
-        raise TypeError("fast sampling needs a peft (LoRA) policy; plain models sample with generate directly")
-    mode = mode or default_sampler_mode(next(policy.parameters()).device)
-    sampler = Sampler(policy, tokenizer, mode)
-    _SAMPLERS[policy] = sampler
-    return sampler
-
-
-def disable_fast_sampling(policy) -> None:
-    _SAMPLERS.pop(policy, None)

@@ -7,7 +7,7 @@ import re
 import pytest
 import torch
 
-from helpers import grpo, lm
+from helpers import _fast_sampling, grpo, lm
 
 FORMAT = re.compile(r"^<think>\n[\s\S]*?\n</think>\n<answer>\n[\s\S]*?\n</answer>$")
 
@@ -98,14 +98,14 @@ def test_batched_logprobs_match_each_sequence_alone(tiny_model, tiny_tokenizer):
 def prefix_layouts(monkeypatch):
     """Records what each ``sample_completions`` call did with its prompts: the shared prefix's
     length, or None when it padded them on the left as usual."""
-    found, real = [], grpo._shared_prefix_inputs
+    found, real = [], _fast_sampling._shared_prefix_inputs
 
     def spy(*args):
         result = real(*args)
         found.append(None if result is None else result[2])
         return result
 
-    monkeypatch.setattr(grpo, "_shared_prefix_inputs", spy)
+    monkeypatch.setattr(_fast_sampling, "_shared_prefix_inputs", spy)
     return found
 
 
@@ -120,13 +120,13 @@ def shared_system_prompts(tokenizer) -> list[str]:
 @pytest.mark.parametrize("do_sample", [True, False])
 def test_a_shared_prompt_prefix_gives_the_left_padded_rollout(monkeypatch, prefix_layouts, tiny_model, tiny_tokenizer,
                                                               do_sample):
-    prompts, minimum = shared_system_prompts(tiny_tokenizer), grpo.MIN_SHARED_PREFIX
+    prompts, minimum = shared_system_prompts(tiny_tokenizer), _fast_sampling.MIN_SHARED_PREFIX
     tiny_model.train()  # sampling switches to eval and back, whichever path it takes
     try:
         torch.manual_seed(3)
         shared = grpo.sample_completions(tiny_model, tiny_tokenizer, prompts, 3, 24, do_sample=do_sample)
         assert tiny_model.training
-        monkeypatch.setattr(grpo, "MIN_SHARED_PREFIX", 10**9)  # switches prefix sharing off
+        monkeypatch.setattr(_fast_sampling, "MIN_SHARED_PREFIX", 10**9)  # switches prefix sharing off
         torch.manual_seed(3)
         padded = grpo.sample_completions(tiny_model, tiny_tokenizer, prompts, 3, 24, do_sample=do_sample)
     finally:
@@ -147,7 +147,8 @@ def test_a_prefilled_prefix_gives_the_left_padded_next_token_logits(tiny_model, 
     kwargs = dict(max_new_tokens=1, do_sample=True, top_k=0, output_logits=True, return_dict_in_generate=True,
                   pad_token_id=tiny_tokenizer.pad_token_id, num_return_sequences=2)
     with torch.no_grad():
-        encoded, extra, layout = grpo._encode_prompts(tiny_model, tiny_tokenizer, prompts, 2, device, None, None)
+        encoded, extra, layout = _fast_sampling.encode_prompts(tiny_model, tiny_tokenizer, prompts, 2, device,
+                                                               None, None)
         assert layout is not None and encoded["attention_mask"][:, : layout[0]].all()  # the prefix first, unpadded
         shared = tiny_model.generate(**encoded, **extra, **kwargs).logits[0]  # [N, V] raw, before sampling
         plain = tiny_tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
@@ -159,21 +160,22 @@ def test_prefix_layout_is_rearranged_to_left_padding():
     pad = 0
     # prefix [7, 8], then rows with 0, 1 and 2 pads before their own tokens
     middle = torch.tensor([[7, 8, 1, 2, 3], [7, 8, pad, 4, 5], [7, 8, pad, pad, 6]])
-    left = grpo._as_left_padded(middle, shared=2, pads=torch.tensor([0, 1, 2]))
+    left = _fast_sampling.as_left_padded(middle, shared=2, pads=torch.tensor([0, 1, 2]))
     assert left.tolist() == [[7, 8, 1, 2, 3], [pad, 7, 8, 4, 5], [pad, pad, 7, 8, 6]]
-    copies = grpo._as_left_padded(middle.repeat_interleave(2, dim=0), 2, torch.tensor([0, 1, 2]).repeat_interleave(2))
+    pads = torch.tensor([0, 1, 2]).repeat_interleave(2)  # [N]
+    copies = _fast_sampling.as_left_padded(middle.repeat_interleave(2, dim=0), 2, pads)
     assert torch.equal(copies, left.repeat_interleave(2, dim=0))  # G completions per prompt: rows in groups
 
 
 def test_a_short_shared_prefix_keeps_left_padding(prefix_layouts, tiny_model, tiny_tokenizer):
     prompts = ["Sort the digits: 3 1\nSorted:", "Sort the digits: 9 8 7 6\nSorted:"]  # a few tokens in common
     rows = tiny_tokenizer(prompts, add_special_tokens=False)["input_ids"]
-    assert 0 < grpo._shared_prefix_length(rows) < grpo.MIN_SHARED_PREFIX
+    assert 0 < _fast_sampling._shared_prefix_length(rows) < _fast_sampling.MIN_SHARED_PREFIX
     grpo.sample_completions(tiny_model, tiny_tokenizer, prompts, 2, 8)
     grpo.sample_completions(tiny_model, tiny_tokenizer, prompts[:1], 1, 8)  # one row: nothing to share
     assert prefix_layouts == [None, None]
-    assert grpo._shared_prefix_length([[1, 2, 3], [1, 2, 3]]) == 2  # every row keeps a token of its own
-    assert grpo._shared_prefix_length([[5, 2], [1, 2]]) == 0
+    assert _fast_sampling._shared_prefix_length([[1, 2, 3], [1, 2, 3]]) == 2  # every row keeps a token of its own
+    assert _fast_sampling._shared_prefix_length([[5, 2], [1, 2]]) == 0
 
 
 def test_sampled_text_matches_sampled_ids(tiny_model, tiny_tokenizer):

@@ -36,11 +36,11 @@ os.environ.setdefault("COURSE_PROFILE", "tiny")
 import nbformat  # noqa: E402
 import torch  # noqa: E402
 
-from helpers import grpo, lm, profiles  # noqa: E402
+from helpers import grpo, lm, profiles, tiny_grpo_tools  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SOLUTION = REPO / "solutions" / "tiny_grpo" / "tiny_grpo.ipynb"
-ANSWER_CELLS = ("dataset", "reward", "advantages", "loss", "grpo_step", "train")
+ANSWER_CELLS = ("dataset", "reward", "advantages", "loss", "logprobs", "grpo_step", "train")
 
 
 def _strip(source: str) -> str:
@@ -55,7 +55,7 @@ def reference_namespace(tokenizer) -> dict:
     model_cell = cells["model"]
     namespace = {"torch": torch, "random": random, "re": re, "math": math, "time": time, "json": json,
                  "dataclasses": dataclasses, "dataclass": dataclasses.dataclass, "grpo": grpo, "lm": lm,
-                 "profiles": profiles, "PROFILE": "tiny", "tokenizer": tokenizer}
+                 "profiles": profiles, "PROFILE": "tiny", "tokenizer": tokenizer, "tools": tiny_grpo_tools}
     exec(model_cell[: model_cell.index("CFG = ")], namespace)  # noqa: S102 - the Config dataclass
     exec(model_cell[model_cell.index("def as_model_prompt"):], namespace)  # noqa: S102
     namespace["CFG"] = namespace["Config"]()

@@ -137,12 +137,11 @@ def test_the_memory_limit_counts_the_whole_process_tree(tmp_path):
     tree: three processes of 180 MB, each under a 400 MB limit, are stopped together."""
     import os
 
-    env = {**os.environ, "AUTOGRADER_MEMORY_MB": "400", "AUTOGRADER_MEMORY_MODE": "as",
-           "AUTOGRADER_STATE_DIR": str(tmp_path)}
+    env = dict(os.environ)
     tree = subprocess.Popen([sys.executable, "-c", (
         "import os, time\n"
-        "from autograder.kernel.start_kernel import apply_limits\n"
-        "apply_limits()\n"
+        "from autograder.kernel.start_kernel import KernelLimits, apply_limits\n"
+        f"apply_limits(KernelLimits(memory_mb=400, memory_mode='as', state_dir={str(tmp_path)!r}))\n"
         "for _ in range(2):\n"
         "    if os.fork() == 0:\n"
         "        break\n"

@@ -57,8 +57,7 @@ class EvaluatorProcess:
         env = {"COURSE_PROFILE": profile, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
                "TOKENIZERS_PARALLELISM": "false", "PYTHONWARNINGS": "ignore", "TRANSFORMERS_VERBOSITY": "error",
                "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TQDM_DISABLE": "1", "PYTHONUNBUFFERED": "1",
-               "CUDA_VISIBLE_DEVICES": gpu if gpu is not None else "", "AUTOGRADER_MEMORY_MB": str(memory_mb or 0),
-               "AUTOGRADER_MEMORY_MODE": "rss" if gpu is not None else "as",
+               "CUDA_VISIBLE_DEVICES": gpu if gpu is not None else "",
                **(cache_env if mode in ("root", "user") else _host_caches())}
         argv = [sys.executable, "-c", WORKER_BOOT, name, profile]
         spec = Spec(mode=mode, channel=str(self.channel), uid=self.uid or 0, disk_mb=512, memory_mb=memory_mb,

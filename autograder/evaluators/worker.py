@@ -1,4 +1,4 @@
-"""A long-lived evaluator process: ``python -c ... worker.main NAME PROFILE``.
+"""A long-lived evaluator process: ``python -c ... worker.main [LIMIT OPTIONS] NAME PROFILE``.
 
 Started (sandboxed) by ``evaluators.Pool``. Prints one JSON line when its model is loaded, then
 answers each request line ``{"adapter": "<folder>", "rules": ..., "inputs": {...}}`` (inputs: what
@@ -15,13 +15,14 @@ from pathlib import Path
 
 
 def main(argv: list[str]) -> int:
+    from autograder.kernel.start_kernel import apply_limits, split_limits
+
+    limits, argv = split_limits(argv)  # the launcher's, from the spec: as a kernel's
     name, profile = argv[0], argv[1]
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # prints from libraries go to the log
     sys.stdout = sys.stderr
-    from autograder.kernel.start_kernel import apply_limits
-
-    apply_limits()
+    apply_limits(limits)
     from autograder.evaluators import REGISTRY
 
     try:

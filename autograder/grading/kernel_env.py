@@ -12,6 +12,8 @@ import os
 from autograder.isolation.environment import inside_path
 from autograder.isolation.spec import HOME, Spec
 
+KERNEL_MARK = "AUTOGRADER_KERNEL_MARK"
+
 
 def thread_env(threads: int) -> dict[str, str]:
     """Intra-op threads for torch, numpy and the BLAS under them (0: their default, one per core).
@@ -29,9 +31,9 @@ def threads_per_job(jobs: int) -> int:
     return 0 if jobs <= 1 else max(1, (os.cpu_count() or 1) // jobs)
 
 
-def kernel_env(profile: str, memory_mb: int, workspace, gpu: str | None,
-               cache_env: dict[str, str], threads: int = 0) -> dict[str, str]:
-    """What the kernel is told: profile, offline flags, limits."""
+def kernel_env(profile: str, workspace, gpu: str | None, cache_env: dict[str, str],
+               threads: int = 0) -> dict[str, str]:
+    """What the kernel is told: profile, offline flags, caches, threads (its limits come from the spec)."""
     channel = str(workspace.channel)
 
     def here(path) -> str:  # channel paths as the kernel sees them
@@ -44,10 +46,9 @@ def kernel_env(profile: str, memory_mb: int, workspace, gpu: str | None,
         # progress bars (model loading inside hidden tests) from costing a student points
         "PYTHONWARNINGS": "ignore", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error",
         "TQDM_DISABLE": "1",
-        "AUTOGRADER_STATE_DIR": here(workspace.kernel_state),
-        "AUTOGRADER_MEMORY_MB": str(memory_mb or 0),
-        # CUDA reserves far more address space than it uses: limit resident memory instead
-        "AUTOGRADER_MEMORY_MODE": "rss" if gpu is not None else "as",
+        # a mark, not a setting: the kernel's processes carry it, so the grader finds what an unsandboxed
+        # kernel left behind (its limits come from the spec, through the launcher's options)
+        KERNEL_MARK: here(workspace.kernel_state),
         "CUDA_VISIBLE_DEVICES": gpu if gpu is not None else "",
         **thread_env(threads),
         **cache_env,

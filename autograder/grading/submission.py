@@ -252,7 +252,7 @@ def _run_job(sub: Submission, ws: Workspace, notebook: Path, measurement: dict |
     mounts, cache_env = filesystem.stage_caches(ws.course.parent / ".caches", other_uid=ws.isolation.mode == "root")
     if not ws.isolation.isolated:
         mounts, cache_env = [], {k: v for k, v in _host_cache_env().items()}
-    env = kernel_env(sub.settings.profile, sub.memory_mb, ws, sub.gpu, cache_env,
+    env = kernel_env(sub.settings.profile, ws, sub.gpu, cache_env,
                      threads=sub.settings.kernel_threads)
     spec = sandbox_spec(sub, ws, notebook, env, mounts)
     limit = sub.assignment.limits.notebook_timeout_s

@@ -16,6 +16,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.grading.kernel_env import KERNEL_MARK
 from autograder.isolation import processes
 from autograder.isolation.probe import Isolation, next_uid
 
@@ -73,7 +74,7 @@ class Workspace:
         if self.uid is not None:
             processes.kill_uid(self.uid)
         if not self.isolation.isolated:  # an unsandboxed kernel's leftovers carry its state folder
-            processes.kill_marked("AUTOGRADER_STATE_DIR", str(self.kernel_state))
+            processes.kill_marked(KERNEL_MARK, str(self.kernel_state))
         if not os.environ.get("AUTOGRADER_KEEP_COURSES"):  # debugging: keep the private course copies
             shutil.rmtree(self.course, ignore_errors=True)
             shutil.rmtree(self.channel, ignore_errors=True)

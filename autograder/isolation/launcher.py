@@ -23,7 +23,7 @@ from pathlib import Path
 from autograder.isolation import bwrap, limits
 from autograder.isolation.environment import allowlisted, inside_path
 from autograder.isolation.spec import CHANNEL_INSIDE, SPEC_VARIABLE, Spec
-from autograder.kernel.start_kernel import WATCHED_OUTSIDE, watch_tree
+from autograder.kernel.start_kernel import KernelLimits, watch_tree
 
 KERNEL_BOOT = ("import sys; del sys.path[0]; from autograder.kernel.start_kernel import main; "
                "sys.exit(main(sys.argv[1:]))")
@@ -52,6 +52,18 @@ def _kernel_argv(spec: Spec, args: list[str]) -> list[str]:
     return [sys.executable, "-c", KERNEL_BOOT, *args]
 
 
+def _with_limits(spec: Spec, argv: list[str], watched: bool) -> list[str]:
+    """A kernel's or an evaluator worker's ``python -c BOOT ARGS`` with the limit options its boot code
+    reads first, derived from the spec (the process never sees the spec file itself); any other
+    command (the isolation probe's) unchanged."""
+    if len(argv) < 3 or argv[1] != "-c" or not argv[2].endswith("main(sys.argv[1:]))"):
+        return argv
+    state = f"{CHANNEL_INSIDE if spec.mode in ('root', 'user') else spec.channel}/kernel-state"
+    limits = KernelLimits(memory_mb=spec.memory_mb, memory_mode="rss" if spec.gpu else "as", state_dir=state,
+                          watched=watched)
+    return [*argv[:3], *limits.options(), *argv[3:]]
+
+
 def _new_session() -> None:
     try:
         os.setsid()
@@ -64,6 +76,7 @@ def _run_plain(spec: Spec, argv: list[str]) -> int:
     _new_session()
     home = Path(spec.channel) / "home"
     home.mkdir(exist_ok=True)
+    argv = _with_limits(spec, argv, watched=False)
     os.execve(argv[0], argv, allowlisted(spec.env, sandboxed=False, home=str(home)))
     return 127  # not reached
 
@@ -112,12 +125,11 @@ def run(spec: Spec, argv: list[str]) -> int:
         for path in [Path(spec.channel), *Path(spec.channel).iterdir()]:
             os.chown(path, uid, uid)
     info_read, info_write = os.pipe()
-    command = bwrap.build(spec, argv, uid, info_fd=info_write)
+    # the tree's memory, watched from here when no cgroup bounds it: a process inside cannot stop the watchdog
+    watched = spec.memory_mb > 0 and not applied.group
+    command = bwrap.build(spec, _with_limits(spec, argv, watched), uid, info_fd=info_write)
     child_pid: list[int] = []
     env = allowlisted(spec.env, sandboxed=True)
-    watched = spec.memory_mb > 0 and not applied.group
-    if watched:  # the tree's memory, watched from here: a process inside cannot stop the watchdog
-        env[WATCHED_OUTSIDE] = "1"
     try:
         proc = subprocess.Popen(command.args, pass_fds=(info_write, *command.fds), cwd="/", env=env)
     finally:

@@ -1,16 +1,18 @@
 """The grading kernel: resource limits, a memory watchdog, then ipykernel.
 
-    python -m autograder.kernel.start_kernel -f CONNECTION_FILE
+    python -m autograder.kernel.start_kernel [--memory-mb N --memory-mode as|rss --state-dir DIR
+                                              --watched] -f CONNECTION_FILE
 
-Settings come from the environment the grader gives nbgrader (inherited by the kernel):
+The limit options come first; the launcher (``autograder.isolation.launcher``) derives them from
+the sandbox's spec file, which the kernel itself never sees (an evaluator worker takes the same
+options). :class:`KernelLimits`:
 
-- ``AUTOGRADER_MEMORY_MB``: memory limit for the kernel. A watchdog kills the kernel and everything
-  it started when their resident memory together passes it (in a sandbox the launcher outside runs
-  it, ``AUTOGRADER_TREE_WATCHED``; unsandboxed, a process the kernel starts); on a CPU grader
-  ``RLIMIT_AS`` also bounds each process (an allocation past it raises ``MemoryError`` in the
-  cell), which ``AUTOGRADER_MEMORY_MODE=rss`` leaves out (GPU grading: CUDA reserves huge address
-  ranges). Both write a marker into ``AUTOGRADER_STATE_DIR`` so the grader can name the limit in
-  the feedback.
+- ``--memory-mb``: memory limit for the kernel. A watchdog kills the kernel and everything it
+  started when their resident memory together passes it (in a sandbox the launcher outside runs
+  it, ``--watched``; unsandboxed, a process the kernel starts); on a CPU grader ``RLIMIT_AS`` also
+  bounds each process (an allocation past it raises ``MemoryError`` in the cell), which
+  ``--memory-mode rss`` leaves out (GPU grading: CUDA reserves huge address ranges). Both write a
+  marker into ``--state-dir`` so the grader can name the limit in the feedback.
 
 Nothing here polices the notebook: the kernel only runs code and reports observations
 (``autograder.kernel.probe``); the sandbox around it is the security boundary.
@@ -23,19 +25,51 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-WATCHED_OUTSIDE = "AUTOGRADER_TREE_WATCHED"
+
+@dataclass(frozen=True)
+class KernelLimits:
+    memory_mb: int = 0
+    """Memory limit of the kernel and everything it starts; 0: none."""
+    memory_mode: str = "as"
+    """``as``: also RLIMIT_AS per process (a MemoryError in the cell); ``rss``: the watchdog only (GPU)."""
+    state_dir: str = ""
+    """Where a limit that was hit leaves its marker for the grader; empty: nowhere."""
+    watched: bool = False
+    """The launcher outside the sandbox watches the tree's memory: no watchdog of our own."""
+
+    def options(self) -> list[str]:
+        """The command-line options that give these limits to :func:`main` (or an evaluator worker)."""
+        return ["--memory-mb", str(self.memory_mb), "--memory-mode", self.memory_mode, "--state-dir", self.state_dir,
+                *(["--watched"] if self.watched else [])]
 
 
-def _mark(name: str, text: str) -> None:
-    state = os.environ.get("AUTOGRADER_STATE_DIR")
-    if state:
-        try:
-            Path(state).mkdir(parents=True, exist_ok=True)
-            (Path(state) / name).write_text(text)
-        except OSError:
-            pass
+def split_limits(argv: list[str]) -> tuple[KernelLimits, list[str]]:
+    """The limit options at the front of ``argv`` and the rest (ipykernel's or a worker's arguments)."""
+    values, rest = {}, list(argv)
+    names = {"--memory-mb": "memory_mb", "--memory-mode": "memory_mode", "--state-dir": "state_dir"}
+    while rest and (rest[0] in names or rest[0] == "--watched"):
+        option = rest.pop(0)
+        if option == "--watched":
+            values["watched"] = True
+        else:
+            values[names[option]] = rest.pop(0)
+    if "memory_mb" in values:
+        values["memory_mb"] = int(values["memory_mb"] or 0)
+    return KernelLimits(**values), rest
+
+
+def _marker(limits: KernelLimits) -> Callable[[str, str], None]:
+    def mark(name: str, text: str) -> None:
+        if limits.state_dir:
+            try:
+                Path(limits.state_dir).mkdir(parents=True, exist_ok=True)
+                (Path(limits.state_dir) / name).write_text(text)
+            except OSError:
+                pass
+    return mark
 
 
 def watch_tree(pid: int, limit_mb: int, mark: Callable[[str], None], interval: float = 0.2) -> None:
@@ -73,27 +107,28 @@ def watch_tree(pid: int, limit_mb: int, mark: Callable[[str], None], interval: f
         time.sleep(interval)
 
 
-def apply_limits() -> None:
+def apply_limits(limits: KernelLimits) -> None:
     import resource
 
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    limit_mb = int(os.environ.get("AUTOGRADER_MEMORY_MB", "0") or 0)
-    if limit_mb <= 0:
+    if limits.memory_mb <= 0:
         return
-    if not os.environ.get(WATCHED_OUTSIDE):  # started first, so RLIMIT_AS does not bind it
+    if not limits.watched:  # started first, so RLIMIT_AS does not bind it
         subprocess.Popen([sys.executable, "-m", "autograder.kernel.start_kernel", "--watch", str(os.getpid()),
-                          str(limit_mb)], stdin=subprocess.DEVNULL, close_fds=True)
-    if os.environ.get("AUTOGRADER_MEMORY_MODE", "as") == "as":  # a MemoryError in the cell, per process
-        limit = limit_mb * 1024 * 1024
+                          str(limits.memory_mb), limits.state_dir], stdin=subprocess.DEVNULL, close_fds=True)
+    if limits.memory_mode == "as":  # a MemoryError in the cell, per process
+        limit = limits.memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--watch"]:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # kernel interrupts go to the whole group
-        watch_tree(int(argv[1]), int(argv[2]), lambda text: _mark("memory", text))
+        mark = _marker(KernelLimits(state_dir=argv[3] if len(argv) > 3 else ""))
+        watch_tree(int(argv[1]), int(argv[2]), lambda text: mark("memory", text))
         return 0
-    apply_limits()
+    limits, argv = split_limits(argv)
+    apply_limits(limits)
     from ipykernel.kernelapp import IPKernelApp
 
     app = IPKernelApp.instance()

@@ -143,13 +143,13 @@ class Sampler:
     sampler only chooses tokens.
     """
 
-    def __init__(self, policy, tokenizer, mode: str = "merged"):
+    def __init__(self, policy, tokenizer, mode: str, draw, eos_ids: list[int]):
+        """``draw(model, tokenizer, prompts, ...)`` is ``grpo``'s rollout function (passed in, so this
+        module never imports ``grpo``, which imports it); ``eos_ids`` the policy's end tokens."""
         if mode not in SAMPLER_MODES:
             raise ValueError(f"unknown sampler mode {mode!r}; use one of {', '.join(SAMPLER_MODES)}")
         self.policy, self.tokenizer, self.mode = policy, tokenizer, mode
-        from helpers import grpo
-
-        self.eos_ids = grpo.eos_token_ids(policy, tokenizer)
+        self._draw, self.eos_ids = draw, eos_ids
         self.engine = None if mode == "eager" else self._build_engine()
         self._synced_version = None
         self.syncs = 0
@@ -216,25 +216,24 @@ class Sampler:
 
     def sample(self, prompts, num_generations, max_new_tokens, temperature=1.0, do_sample=True, top_p=1.0):
         """A :class:`helpers.grpo.Rollout`, drawn from the engine (or the policy in eager mode)."""
-        from helpers.grpo import NonFiniteError, _generate_rollout
-
+        draw = self._draw
         if self.engine is None:
-            return _generate_rollout(self.policy, self.tokenizer, prompts, num_generations, max_new_tokens,
-                                     temperature, do_sample, top_p, self.eos_ids)
+            return draw(self.policy, self.tokenizer, prompts, num_generations, max_new_tokens, temperature,
+                        do_sample, top_p, self.eos_ids)
         self.sync()
         if self.mode == "compiled":
             try:
-                return _generate_rollout(self.engine, self.tokenizer, prompts, num_generations, max_new_tokens,
-                                         temperature, do_sample, top_p, self.eos_ids, pad_to_multiple_of=64,
-                                         extra={"cache_implementation": "static"})
-            except NonFiniteError:
+                return draw(self.engine, self.tokenizer, prompts, num_generations, max_new_tokens, temperature,
+                            do_sample, top_p, self.eos_ids, pad_to_multiple_of=64,
+                            extra={"cache_implementation": "static"})
+            except FloatingPointError:  # grpo.NonFiniteError: a diverged policy, not a compile failure
                 raise
             except Exception as error:  # noqa: BLE001 - a compile failure must not end a student's run
                 warnings.warn(f"compiled sampling failed ({type(error).__name__}: {str(error)[:200]}); "
                               f"sampling without a static cache from now on", stacklevel=2)
                 self.mode = "merged"
-        return _generate_rollout(self.engine, self.tokenizer, prompts, num_generations, max_new_tokens, temperature,
-                                 do_sample, top_p, self.eos_ids)
+        return draw(self.engine, self.tokenizer, prompts, num_generations, max_new_tokens, temperature,
+                    do_sample, top_p, self.eos_ids)
 
     def describe(self) -> str:
         if self.engine is None:
@@ -264,16 +263,8 @@ def default_sampler_mode(device) -> str:
     return "merged" if profiles.is_autograding() else "compiled"
 
 
-def enable_fast_sampling(policy, tokenizer, mode: str | None = None) -> Sampler:
-    """Route :func:`sample_completions` on ``policy`` through a :class:`Sampler`.
-
-    ``mode`` defaults to :func:`default_sampler_mode` (set ``COURSE_SAMPLER=eager`` to switch it
-    off). Returns the sampler; ``disable_fast_sampling(policy)`` undoes it.
-    """
-    if not hasattr(policy, "get_base_model"):
-        raise TypeError("fast sampling needs a peft (LoRA) policy; plain models sample with generate directly")
-    mode = mode or default_sampler_mode(next(policy.parameters()).device)
-    sampler = Sampler(policy, tokenizer, mode)
+def register(policy, sampler: Sampler) -> Sampler:
+    """Route ``grpo.sample_completions`` on ``policy`` through ``sampler`` (``grpo.enable_fast_sampling``)."""
     _SAMPLERS[policy] = sampler
     return sampler
 
@@ -283,5 +274,5 @@ def disable_fast_sampling(policy) -> None:
 
 
 def sampler_of(policy) -> Sampler | None:
-    """The sampler :func:`enable_fast_sampling` gave ``policy``, if any."""
+    """The sampler ``grpo.enable_fast_sampling`` gave ``policy``, if any."""
     return _SAMPLERS.get(policy)

@@ -28,7 +28,6 @@ from helpers._fast_sampling import (  # noqa: F401 - the notebooks' names for th
     Sampler,
     default_sampler_mode,
     disable_fast_sampling,
-    enable_fast_sampling,
 )
 from helpers._logprobs import chosen_token_logprobs
 
@@ -310,3 +309,17 @@ def rollout_stats(rollout: Rollout, rewards: torch.Tensor) -> dict:
         "completion_length": rollout.completion_lengths.float().mean().item(),
         "truncated": rollout.truncated.float().mean().item(),
     }
+
+
+def enable_fast_sampling(policy, tokenizer, mode: str | None = None) -> Sampler:
+    """Route :func:`sample_completions` on ``policy`` through a merged inference copy
+    (``helpers._fast_sampling.Sampler``; on a CPU, ``eager`` keeps plain ``generate``).
+
+    ``mode`` defaults to ``default_sampler_mode`` (set ``COURSE_SAMPLER=eager`` to switch it
+    off). Returns the sampler; ``disable_fast_sampling(policy)`` undoes it.
+    """
+    if not hasattr(policy, "get_base_model"):
+        raise TypeError("fast sampling needs a peft (LoRA) policy; plain models sample with generate directly")
+    mode = mode or default_sampler_mode(next(policy.parameters()).device)
+    sampler = Sampler(policy, tokenizer, mode, draw=_generate_rollout, eos_ids=eos_token_ids(policy, tokenizer))
+    return _fast_sampling.register(policy, sampler)

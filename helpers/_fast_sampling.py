@@ -214,7 +214,8 @@ class Sampler:
         self._synced_version = version
         self.syncs += 1
 
-    def sample(self, prompts, num_generations, max_new_tokens, temperature=1.0, do_sample=True, top_p=1.0):
+    def sample(self, prompts, num_generations: int, max_new_tokens: int, temperature: float = 1.0,
+               do_sample: bool = True, top_p: float = 1.0):
         """A :class:`helpers.grpo.Rollout`, drawn from the engine (or the policy in eager mode)."""
         draw = self._draw
         if self.engine is None:

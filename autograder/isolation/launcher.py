@@ -23,7 +23,7 @@ from pathlib import Path
 from autograder.isolation import bwrap, limits
 from autograder.isolation.environment import allowlisted, inside_path
 from autograder.isolation.spec import CHANNEL_INSIDE, SPEC_VARIABLE, Spec
-from autograder.kernel.start_kernel import KernelLimits, watch_tree
+from autograder.kernel.start_kernel import KernelLimits, marker, watch_tree
 
 KERNEL_BOOT = ("import sys; del sys.path[0]; from autograder.kernel.start_kernel import main; "
                "sys.exit(main(sys.argv[1:]))")
@@ -155,12 +155,8 @@ def run(spec: Spec, argv: list[str]) -> int:
 
 
 def _mark_memory(spec: Spec, text: str) -> None:
-    state = Path(spec.channel) / "kernel-state"
-    try:
-        state.mkdir(exist_ok=True)
-        (state / "memory").write_text(text)
-    except OSError:
-        pass
+    """The kernel's own marker, written from outside (the channel's kernel-state folder on the host)."""
+    marker(KernelLimits(state_dir=f"{spec.channel}/kernel-state"))("memory", text)
 
 
 def main(args: list[str]) -> int:

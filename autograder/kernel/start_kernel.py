@@ -61,7 +61,8 @@ def split_limits(argv: list[str]) -> tuple[KernelLimits, list[str]]:
     return KernelLimits(**values), rest
 
 
-def _marker(limits: KernelLimits) -> Callable[[str, str], None]:
+def marker(limits: KernelLimits) -> Callable[[str, str], None]:
+    """``mark(name, text)``: a limit's marker file in ``limits.state_dir`` (the grader names the limit from it)."""
     def mark(name: str, text: str) -> None:
         if limits.state_dir:
             try:
@@ -124,7 +125,7 @@ def apply_limits(limits: KernelLimits) -> None:
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--watch"]:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # kernel interrupts go to the whole group
-        mark = _marker(KernelLimits(state_dir=argv[3] if len(argv) > 3 else ""))
+        mark = marker(KernelLimits(state_dir=argv[3] if len(argv) > 3 else ""))
         watch_tree(int(argv[1]), int(argv[2]), lambda text: mark("memory", text))
         return 0
     limits, argv = split_limits(argv)

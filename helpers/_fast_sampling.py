@@ -93,8 +93,10 @@ def encode_prompts(model, tokenizer, prompts, copies, device, pad_to_multiple_of
     """``(encoded prompts, extra generate kwargs, layout)``: ``layout`` is ``(shared, pads)`` when the
     prompts were laid out around a shared prefix (on a CPU, when it pays), else ``None`` (left-padded)."""
     extra = dict(extra or {})
-    # A GPU prefills fast, and its compiled path pads prompts for a static cache: share prefixes on a CPU only.
-    if device.type == "cpu" and pad_to_multiple_of is None and "cache_implementation" not in extra:
+    # A GPU prefills fast, and its compiled path pads prompts for a static cache: share prefixes on a CPU only;
+    # never across rows of different adapters (peft's adapter_names), whose prefixes differ.
+    if (device.type == "cpu" and pad_to_multiple_of is None
+            and not {"cache_implementation", "adapter_names"} & set(extra)):
         found = _shared_prefix_inputs(model, tokenizer, prompts, copies, device)
         if found is not None:
             encoded, extra["past_key_values"], shared, pads = found

@@ -52,14 +52,14 @@ def _course(root: Path) -> Path:
     return root
 
 
-def _save_adapter(folder: Path, noise: float = 0.0, **manifest) -> Path:
+def _save_adapter(folder: Path, noise: float = 0.0, seed: int = 0, **manifest) -> Path:
     import torch
 
     from helpers import lm
 
     model = lm.load_policy("tiny", "Qwen/Qwen2.5-0.5B-Instruct", lora=dict(r=4, alpha=8, dropout=0.0))[0]
     if noise:
-        torch.manual_seed(0)
+        torch.manual_seed(seed)
         with torch.no_grad():
             for name, parameter in model.named_parameters():
                 if "lora_B" in name:
@@ -153,6 +153,8 @@ def test_tiers_follow_the_graders_measurement(tiers):
         for grade_id, threshold in TIERS.items():
             assert result.cells[grade_id][0] == (2.0 if measured["rate"] >= threshold else 0.0), (student, measured)
         assert any(f"measured by the grader: {measured['rate']:.0%}" in line for line in result.feedback)
+    # the correct adapters were decoded in one group with the hostile ones (measure_ahead)
+    assert results["c_noisy_adapter"].measurements["grpo_format"].get("group", 1) > 1
     # the liar's kernel printed 100% and set every name it could: its score is its adapter's
     assert results["d_liar"].measurements["grpo_format"]["rate"] == \
         results["a_base_adapter"].measurements["grpo_format"]["rate"]
@@ -209,6 +211,74 @@ def test_a_base_changed_in_place_is_reloaded(tiny_model_dir):
     assert all(torch.equal(a, b) for a, b in zip(shared.model.parameters(), fresh.parameters(), strict=True))
 
 
+@pytest.fixture(scope="module")
+def group(tmp_path_factory, tiny_model_dir):
+    """Adapters with different adherence, one that fails halfway through loading, one refused, one of
+    another base model; and the evaluator that measures them."""
+    from autograder.evaluators.grpo_format import Evaluator
+
+    root = tmp_path_factory.mktemp("group")
+    adapters = [_save_adapter(root / f"noisy{i}", noise=noise, seed=i) for i, noise in enumerate((0.0, 0.05, 0.1))]
+    broken = _save_adapter(root / "broken", noise=0.05, seed=7)
+    _break_second_tensor(broken)
+    refused = _save_adapter(root / "refused")
+    _edit_config(refused, r=100000)
+    other = _save_adapter(root / "other", profile="full", base_model="Qwen/Qwen2.5-0.5B-Instruct")
+    return Evaluator("tiny"), [adapters[0], broken, adapters[1], refused, other, adapters[2]]
+
+
+def test_adapters_decoded_together_measure_as_each_alone(group):
+    """peft's mixed-adapter batch: each row through its own adapter, so a group's rates are each
+    adapter's own; a failed load or a refusal is that adapter's answer only; the base is intact."""
+    evaluator, adapters = group
+    together = evaluator.measure_many(adapters)
+    assert evaluator.shared.reloads == 0 and not any(a["base_reloaded"] for a in together)
+    alone = [evaluator.measure(adapter) for adapter in adapters]
+    assert [a["rate"] for a in together] == [a["rate"] for a in alone]
+    assert len({a["rate"] for a in together if a["rate"] is not None}) == 3, together  # three different adapters
+    assert [a["error"] is None for a in together] == [True, False, True, False, False, True]
+    assert "could not be loaded" in together[1]["error"] and "refused" in together[3]["error"]
+    assert "not on this profile's base model" in together[4]["error"]
+
+
+def test_a_group_that_cannot_be_trusted_answers_nothing(group, monkeypatch):
+    """The first adapter failing halfway (its layers may sit in the base), or a base found changed
+    after the group: no rate for anyone, so each adapter is measured alone."""
+    evaluator, adapters = group
+    first_broken = evaluator.measure_many([adapters[1], adapters[0]])
+    assert all(a["rate"] is None and "could not be loaded" in a["error"] for a in first_broken)
+    assert evaluator.measure(adapters[0])["rate"] == evaluator.measure_many([adapters[0]])[0]["rate"] is not None
+    monkeypatch.setattr(evaluator.shared, "release", lambda policy=None: True)
+    changed = evaluator.measure_many([adapters[0], adapters[2]])
+    assert all(a["rate"] is None and "base model changed" in a["error"] for a in changed)
+
+
+@pytest.mark.slow
+def test_a_ray_task_measures_a_group_for_the_grading_tasks(tiers, monkeypatch):
+    """On Ray a group is measured in its own task (``measure_task``); a grading task's pool that learnt
+    its answers measures nothing again and gives the batch's own rates."""
+    from types import SimpleNamespace
+
+    from autograder.evaluators import declared
+    from autograder.evaluators.pool import Pool
+    from autograder.grading.ray_runner import measure_task, pack
+    from autograder.manifest import load_assignments
+
+    results, _, _, out, _ = tiers
+    (assignment,) = load_assignments(out.parent)
+    settings = SimpleNamespace(profile="tiny", sandbox="auto")
+    students = ("a_base_adapter", "c_noisy_adapter")
+    folders = {s: out.parent / "subs" / s / "format_tiers" for s in students}
+    known = measure_task(assignment, [(s, pack(folders[s])) for s in students], settings)
+    pool = Pool()
+    pool.learn(known)
+    monkeypatch.setattr(Pool, "_run", lambda *args, **kwargs: pytest.fail("measured again"))
+    for student in students:
+        measured = pool.measure(declared(assignment, "tiny"), folders[student], settings, None)["grpo_format"]
+        assert measured["rate"] == results[student].measurements["grpo_format"]["rate"] is not None
+    pool.close()
+
+
 @pytest.mark.slow
 def test_unusable_adapters_get_a_line_not_a_crash(tiers):
     results, *_ = tiers
@@ -250,6 +320,45 @@ def test_grpo_format_declares_tiers_for_every_profile():
     assert set(tiny) == set(TIERS) and all(tiny[g] <= TIERS[g] for g in TIERS)
 
 
+class _Counting:
+    """An evaluator process that records what it measured: an artifact with a ``fail`` file fails."""
+
+    def __init__(self, runs: list):
+        self.runs = runs
+
+    def measure(self, artifact: Path, rules, timeout: float) -> dict:
+        self.runs.append(artifact)
+        return {"error": "slow"} if (artifact / "fail").exists() else {"rate": 0.5 + 0.1 * len(self.runs)}
+
+    def measure_many(self, artifacts: list[Path], rules, timeout: float) -> list[dict]:
+        return [self.measure(artifact, rules, timeout) for artifact in artifacts]
+
+
+def test_adapters_measured_ahead_are_not_measured_again(tmp_path, monkeypatch):
+    """What a group measured without an error is each submission's answer; the same bytes are measured
+    once; an error is not kept, so that artifact is measured alone with its submission."""
+    from types import SimpleNamespace
+
+    from autograder.evaluators.pool import Pool
+
+    runs = []
+    monkeypatch.setattr(Pool, "_run", lambda self, spec, settings, gpu, ask, attempts=2: dict(ask(_Counting(runs))))
+    spec = {"name": "grpo_format", "artifact": "adapter", "timeout": 5}
+    settings = SimpleNamespace(profile="tiny", sandbox="off")
+    for name, data in (("a", b"one"), ("b", b"one"), ("c", b"two"), ("d", b"three")):
+        (tmp_path / name / "adapter").mkdir(parents=True)
+        (tmp_path / name / "adapter" / "weights.bin").write_bytes(data)
+    (tmp_path / "d" / "adapter" / "fail").write_bytes(b"")
+    pool = Pool(tmp_path / "scratch")
+    kept = pool.measure_ahead(spec, [tmp_path / n / "adapter" for n in "abcd"], settings, None)
+    assert kept == 2 and len(runs) == 3  # a and b are the same bytes
+    answers = {n: pool.measure(spec, tmp_path / n, settings, None)["grpo_format"] for n in "abc"}
+    assert len(runs) == 3 and answers["a"]["rate"] == answers["b"]["rate"] != answers["c"]["rate"]
+    assert "seconds_in_group" in answers["a"]
+    pool.measure(spec, tmp_path / "d", settings, None)
+    assert len(runs) == 4
+
+
 def test_the_same_artifact_bytes_are_measured_once_per_batch(tmp_path, monkeypatch):
     """A re-upload or a copy of an adapter already measured in this batch gets the same answer
     without a second run; changed bytes, another setting or an error answer run again."""
@@ -258,12 +367,7 @@ def test_the_same_artifact_bytes_are_measured_once_per_batch(tmp_path, monkeypat
     from autograder.evaluators.pool import Pool
 
     runs = []
-
-    def fake_run(self, spec, artifact, settings, gpu):
-        runs.append(artifact)
-        return {"error": "slow"} if (artifact / "fail").exists() else {"rate": 0.5 + 0.1 * len(runs)}
-
-    monkeypatch.setattr(Pool, "_run", fake_run)
+    monkeypatch.setattr(Pool, "_run", lambda self, spec, settings, gpu, ask, attempts=2: dict(ask(_Counting(runs))))
     spec = {"name": "grpo_format", "artifact": "adapter", "timeout": 5}
     settings = SimpleNamespace(profile="tiny", sandbox="off")
     for name in ("a", "b", "c"):

@@ -6,6 +6,8 @@ the submission's artifact to a long-lived evaluator process (``worker.py``, one 
 worker and GPU, sandboxed like a kernel: no network, no view of other submissions or the course
 source). It loads the base model once, checks each adapter against the manifest's rules
 (``adapters``), measures it, and proves the base unchanged before the next one (``shared_base``).
+Evaluators in ``GROUP_SIZES`` also measure several adapters in one decode; a batch uses that
+before grading starts (``autograder.grading.measure_ahead``).
 The grader then sets each tier cell's score itself (:func:`apply_tiers`: full points when
 ``rate >= threshold``, else 0), whatever the kernel did in that cell, writes one feedback line
 with the measured rate, and puts the measurement into the tier cells' source just before they run
@@ -18,6 +20,9 @@ from __future__ import annotations
 
 REGISTRY = {"grpo_format": "autograder.evaluators.grpo_format",
             "greedy_answers": "autograder.evaluators.greedy_answers"}
+GROUP_SIZES = {"grpo_format": 8}
+"""Evaluators that decode several submissions' adapters together (``measure_many``), and how many
+at once; see ``autograder.grading.measure_ahead``. Eight students' rows fill a GPU's batch."""
 
 
 def declared(assignment, profile: str = "tiny") -> dict | None:

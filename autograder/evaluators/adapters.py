@@ -170,11 +170,11 @@ def check(folder: str | Path, rules) -> dict:
     return config
 
 
-def attach(model, adapter: Path, rules, base_model: str):
-    """(the policy: ``model`` with this adapter attached from a config the grader built, or None; why not).
+def admit(adapter: Path, rules, base_model: str) -> tuple[dict | None, str | None]:
+    """(the clean LoraConfig kwargs, None), or (None, why the adapter is not used).
 
     The adapter must pass :func:`check` and name ``base_model`` (``helpers.lm.base_model_identity``
-    of ``model``) in its ``course_kit_adapter.json``."""
+    of the loaded base) in its ``course_kit_adapter.json``."""
     from helpers import lm
 
     try:
@@ -187,6 +187,44 @@ def attach(model, adapter: Path, rules, base_model: str):
         return None, f"the adapter has no readable {lm.ADAPTER_MANIFEST}: save it with helpers.lm.save_adapter"
     if trained_on != base_model:
         return None, f"the adapter was trained on {trained_on!r}, not on this profile's base model {base_model!r}"
+    return clean, None
+
+
+def attach(model, adapter: Path, rules, base_model: str):
+    """(the policy: ``model`` with this adapter attached from a config the grader built, or None; why not)."""
+    clean, problem = admit(adapter, rules, base_model)
+    if problem:
+        return None, problem
     from peft import LoraConfig, PeftModel
 
     return PeftModel.from_pretrained(model, adapter, config=LoraConfig(**clean)), None
+
+
+def attach_all(model, adapters: list[Path], rules, base_model: str):
+    """(the policy with every admitted adapter attached, named ``s<i>`` after its place in ``adapters``
+    (None when none was admitted); the problem per adapter, None for each attached one).
+
+    For generation with peft's mixed-adapter batches (``adapter_names``), each row through its own
+    adapter. An adapter whose weights fail to load after the first is deleted again and gets its
+    own problem; when the first fails this raises, as its layers may be half-injected into ``model``:
+    the caller drops the group. The caller checks the base afterwards either way."""
+    from peft import LoraConfig, PeftModel
+
+    policy, problems = None, []
+    for i, adapter in enumerate(adapters):
+        clean, problem = admit(adapter, rules, base_model)
+        problems.append(problem)
+        if problem:
+            continue
+        config = LoraConfig(**clean, inference_mode=True)
+        if policy is None:
+            policy = PeftModel.from_pretrained(model, adapter, adapter_name=f"s{i}", config=config)
+            continue
+        try:  # the grader's config first, so load_adapter never reads the file's own
+            policy.add_adapter(f"s{i}", config)
+            policy.load_adapter(adapter, adapter_name=f"s{i}")
+        except Exception as error:  # noqa: BLE001 - unreadable weights: this adapter only
+            if f"s{i}" in policy.peft_config:
+                policy.delete_adapter(f"s{i}")
+            problems[i] = f"the adapter could not be loaded ({type(error).__name__}: {str(error)[:200]})"
+    return policy, problems

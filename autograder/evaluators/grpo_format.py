@@ -17,8 +17,11 @@ process that keeps the base model loaded across submissions, checked unchanged a
 - 60 held-out prompts: the chat template with ``helpers.lm.THINK_ANSWER_SYSTEM_PROMPT`` and a
   question ``PHRASINGS[i % 6].format(a, b)`` with ``a, b = rng.randint(10, 99), rng.randint(1, 9)``
   from ``random.Random(20250611)`` (phrasings the notebook never trains on);
-- greedy decoding with ``helpers.grpo.sample_completions`` in batches of 32, ``max_new_tokens``
+- greedy decoding with ``helpers.grpo``'s own rollout code in batches of 32 prompts, ``max_new_tokens``
   from ``MAX_NEW_TOKENS`` below; a completion adheres when ``TEMPLATE.fullmatch(text.strip())``.
+  Several submissions' adapters may be decoded together (:meth:`Evaluator.measure_many`, up to
+  ``GROUP_SIZES`` in ``autograder.evaluators``): each batch then holds the 32 prompts once per
+  adapter, and each row runs through its own adapter only, so every adapter gets its own rate.
 
 What the grader does with it:
 
@@ -87,36 +90,59 @@ class Evaluator:
         return {"metric": self.metric, "profile": self.profile, "base_model": self.base_model,
                 "max_new_tokens": self.max_new_tokens, "total": len(self.prompts)}
 
-    def _attach(self, adapter: Path, rules):
-        """The policy (base + this adapter), or a sentence saying why the adapter is not used."""
-        from autograder.evaluators.adapters import attach
-
-        return attach(self.shared.model, adapter, rules, self.base_model)
-
     def measure(self, adapter: Path, rules=None) -> dict:
+        return self.measure_many([adapter], rules)[0]
+
+    def measure_many(self, adapters: list[Path], rules=None) -> list[dict]:
+        """One measurement per adapter, decoded together: each batch of prompts is repeated once per
+        admitted adapter and every row runs through its own adapter only (peft's mixed-adapter
+        batch), so a GPU fills its batch with many students' rows at once. A group whose loading
+        failed, or after which the base was not intact, answers with an error for every adapter:
+        the grader then measures each of them alone."""
         import torch
 
+        from autograder.evaluators.adapters import attach_all
         from autograder.manifest import AdapterRules
-        from helpers import grpo
 
         rules = rules or AdapterRules(max_rank=64, target_modules=("q_proj", "v_proj"), max_mb=64)
-        result = {**self.describe(), "rate": None, "hits": None, "error": None}
-        adapter, policy = Path(adapter), None
+        results = [{**self.describe(), "rate": None, "hits": None, "error": None, "group": len(adapters)}
+                   for _ in adapters]
+        policy = None
         try:
-            policy, problem = self._attach(adapter, rules)
-            if problem:
+            policy, problems = attach_all(self.shared.model, [Path(a) for a in adapters], rules, self.base_model)
+            for result, problem in zip(results, problems, strict=True):
                 result["error"] = problem
-                return result
-            policy.eval()
-            hits = 0
-            with torch.no_grad():
-                for start in range(0, len(self.prompts), BATCH):
-                    rollout = grpo.sample_completions(policy, self.tokenizer, self.prompts[start:start + BATCH], 1,
-                                                      self.max_new_tokens, do_sample=False)
-                    hits += sum(1 for text in rollout.completions if adheres(text))
-            result.update(rate=hits / len(self.prompts), hits=hits)
-        except Exception as error:  # noqa: BLE001 - unreadable weights, a half-made adapter: this submission only
-            result["error"] = f"the adapter could not be loaded ({type(error).__name__}: {str(error)[:200]})"
+            admitted = [i for i, problem in enumerate(problems) if problem is None]
+            if admitted:
+                policy.eval()
+                with torch.no_grad():
+                    hits = self._hits(policy, admitted)
+                for i in admitted:
+                    results[i].update(rate=hits[i] / len(self.prompts), hits=hits[i])
+        except Exception as error:  # noqa: BLE001 - unreadable weights, a half-made adapter: measured alone later
+            for result in results:
+                result.update(rate=None, hits=None, error=f"the adapter could not be loaded ({type(error).__name__}: "
+                                                          f"{str(error)[:200]})")
         finally:
-            result["base_reloaded"] = self.shared.release(policy)
-        return result
+            reloaded = self.shared.release(policy)
+        for result in results:
+            result["base_reloaded"] = reloaded
+            if reloaded and len(adapters) > 1 and result["error"] is None:
+                result.update(rate=None, hits=None, error="the base model changed while this group was measured")
+        return results
+
+    def _hits(self, policy, admitted: list[int]) -> dict[int, int]:
+        """Adhering greedy completions per admitted adapter (by its place in the group)."""
+        from helpers import grpo
+
+        hits = dict.fromkeys(admitted, 0)
+        eos = grpo.eos_token_ids(policy, self.tokenizer)
+        for start in range(0, len(self.prompts), BATCH):
+            chunk = self.prompts[start:start + BATCH]
+            rows = [f"s{i}" for i in admitted for _ in chunk]  # adapter of each row, adapter by adapter
+            # helpers' own decoding, minus its shared-prefix prefill, which one adapter's cache would serve to all
+            rollout = grpo._generate_rollout(policy, self.tokenizer, chunk * len(admitted), 1, self.max_new_tokens,
+                                             1.0, False, 1.0, eos, extra={"adapter_names": rows})
+            for row, text in enumerate(rollout.completions):
+                hits[admitted[row // len(chunk)]] += adheres(text)
+        return hits

@@ -102,23 +102,43 @@ class EvaluatorProcess:
     def alive(self) -> bool:
         return self.proc.poll() is None and "error" not in self.ready
 
-    def measure(self, artifact: Path, rules, timeout: float, inputs: dict | None = None) -> dict:
+    def _deliver(self, artifact: Path) -> tuple[Path, str]:
+        """Copy ``artifact`` into a fresh inbox folder: (that folder here, its path as the worker sees it)."""
         self.count += 1
         inbox = self.channel / "inbox" / str(self.count)
         shutil.copytree(artifact, inbox, symlinks=False) if artifact.is_dir() else inbox.mkdir()
         if self.uid is not None:
             for path in [inbox, *inbox.rglob("*")]:
                 os.chown(path, self.uid, self.uid)
-        where = inside_path(str(inbox), str(self.channel)) if self.mode in ("root", "user") else str(inbox)
-        request = {"adapter": where, "rules": dataclasses.asdict(rules) if rules else None, "inputs": inputs}
+        return inbox, inside_path(str(inbox), str(self.channel)) if self.mode in ("root", "user") else str(inbox)
+
+    def _ask(self, request: dict, timeout: float) -> dict:
         try:
             self.proc.stdin.write(json.dumps(request) + "\n")
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             return {"error": "the evaluator stopped: " + self.stderr_tail()}
-        answer = self._read(timeout)
+        return self._read(timeout)
+
+    def measure(self, artifact: Path, rules, timeout: float, inputs: dict | None = None) -> dict:
+        inbox, where = self._deliver(artifact)
+        request = {"adapter": where, "rules": dataclasses.asdict(rules) if rules else None, "inputs": inputs}
+        answer = self._ask(request, timeout)
         shutil.rmtree(inbox, ignore_errors=True)
         return answer
+
+    def measure_many(self, artifacts: list[Path], rules, timeout: float) -> list[dict]:
+        """One answer per artifact, measured together (the evaluator's ``measure_many``)."""
+        delivered = [self._deliver(artifact) for artifact in artifacts]
+        request = {"adapters": [where for _, where in delivered], "rules": dataclasses.asdict(rules) if rules else None}
+        answer = self._ask(request, timeout)
+        for inbox, _ in delivered:
+            shutil.rmtree(inbox, ignore_errors=True)
+        answers = answer.get("answers")
+        if not isinstance(answers, list) or len(answers) != len(artifacts):
+            return [{"error": answer.get("error") or "the evaluator answered without one answer per artifact"}
+                    for _ in artifacts]
+        return [a if isinstance(a, dict) else {"error": "the evaluator answered nonsense"} for a in answers]
 
     def close(self) -> None:
         try:
@@ -168,25 +188,63 @@ class Pool:
         self.lock = threading.Lock()
         self.scratch = Path(scratch) if scratch else Path(tempfile.mkdtemp(prefix="agpool-"))
 
+    @staticmethod
+    def _key(spec: dict, artifact: Path, settings, gpu: str | None) -> tuple:
+        return (spec["name"], settings.profile, gpu is not None, json.dumps(spec, sort_keys=True, default=str),
+                artifact_digest(artifact))
+
     def measure(self, spec: dict, submitted: Path, settings, gpu: str | None) -> dict:
         started = time.perf_counter()
         artifact = submitted / spec["artifact"]
         if not artifact.is_dir():
             return {spec["name"]: {"error": f"no {spec['artifact']} folder in the submission", "rate": None}}
-        same = (spec["name"], settings.profile, gpu is not None, json.dumps(spec, sort_keys=True, default=str),
-                artifact_digest(artifact))
+        same = self._key(spec, artifact, settings, gpu)
         with self.lock:
             known = self.answers.get(same)
         if known is not None:
             return {spec["name"]: {**known, "seconds": round(time.perf_counter() - started, 2)}}
-        answer = self._run(spec, artifact, settings, gpu)
+        answer = self._run(spec, settings, gpu, lambda process: process.measure(artifact, spec.get("adapters"),
+                                                                                spec["timeout"]))
         if not answer.get("error"):
             with self.lock:
                 self.answers[same] = dict(answer)
         answer["seconds"] = round(time.perf_counter() - started, 2)
         return {spec["name"]: answer}
 
-    def _run(self, spec: dict, artifact: Path, settings, gpu: str | None) -> dict:
+    def measure_ahead(self, spec: dict, artifacts: list[Path], settings, gpu: str | None) -> int:
+        """Measure ``artifacts`` together in one request (the evaluator decodes them in one batch) and
+        keep each answer without an error for :meth:`measure`; returns how many were kept. Answers
+        with an error are not kept: those artifacts are measured alone when their submission is graded."""
+        keys = [self._key(spec, artifact, settings, gpu) for artifact in artifacts]
+        with self.lock:
+            todo = [(key, artifact) for key, artifact in zip(keys, artifacts, strict=True) if key not in self.answers]
+        todo = list({key: (key, artifact) for key, artifact in todo}.values())  # the same bytes once
+        if not todo:
+            return 0
+        started = time.perf_counter()
+        answers = self._run(spec, settings, gpu, lambda process: {"answers": process.measure_many(
+            [artifact for _, artifact in todo], spec.get("adapters"), spec["timeout"] * len(todo))}, attempts=1)
+        seconds = round((time.perf_counter() - started) / len(todo), 2)
+        kept = 0
+        for (key, _), answer in zip(todo, answers.get("answers") or [], strict=False):
+            if isinstance(answer, dict) and not answer.get("error") and answer.get("rate") is not None:
+                with self.lock:
+                    self.answers[key] = {**answer, "seconds_in_group": seconds}
+                kept += 1
+        return kept
+
+    def known(self) -> dict:
+        """The answers kept so far (to hand to a pool in another process: :meth:`learn`)."""
+        with self.lock:
+            return dict(self.answers)
+
+    def learn(self, answers: dict) -> None:
+        with self.lock:
+            self.answers.update(answers)
+
+    def _run(self, spec: dict, settings, gpu: str | None, ask, attempts: int = 2) -> dict:
+        """``ask(process)`` on an idle evaluator process of this kind (started when none is idle); a dead
+        or broken process is replaced and asked again while ``attempts`` last."""
         from autograder.isolation.probe import probe
 
         mode = probe(settings.sandbox).mode
@@ -194,7 +252,7 @@ class Pool:
         with self.lock:
             process = self.idle.setdefault(key, []).pop() if self.idle.get(key) else None
         answer = None
-        for _attempt in range(2):  # a dead or broken worker is replaced once
+        for _attempt in range(attempts):
             if process is None or not process.alive:
                 if process is not None:
                     process.close()
@@ -205,7 +263,7 @@ class Pool:
                     process.close()
                     process = None
                     continue
-            answer = process.measure(artifact, spec.get("adapters"), spec["timeout"])
+            answer = ask(process)
             if process.alive:
                 break
             process.close()

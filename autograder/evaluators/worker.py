@@ -3,7 +3,8 @@
 Started (sandboxed) by ``evaluators.Pool``. Prints one JSON line when its model is loaded, then
 answers each request line ``{"adapter": "<folder>", "rules": ..., "inputs": {...}}`` (inputs: what
 that evaluator measures with, e.g. the prompts of a student's task) with one JSON line (the measurement, or
-``{"error": ...}``). Library output goes to stderr; stdout carries only these lines.
+``{"error": ...}``), and each ``{"adapters": [...], "rules": ...}`` with ``{"answers": [one per adapter]}``.
+Library output goes to stderr; stdout carries only these lines.
 """
 from __future__ import annotations
 
@@ -39,7 +40,13 @@ def main(argv: list[str]) -> int:
                 from autograder.manifest import AdapterRules
 
                 rules = AdapterRules(**{**rules, "target_modules": tuple(rules["target_modules"])})
-            answer = evaluator.measure(Path(request["adapter"]), rules, **(request.get("inputs") or {}))
+            if "adapters" in request:  # a group, decoded together where the evaluator can
+                adapters = [Path(a) for a in request["adapters"]]
+                grouped = getattr(evaluator, "measure_many", None)
+                answer = {"answers": grouped(adapters, rules) if grouped else
+                          [evaluator.measure(adapter, rules) for adapter in adapters]}
+            else:
+                answer = evaluator.measure(Path(request["adapter"]), rules, **(request.get("inputs") or {}))
         except Exception as error:  # noqa: BLE001 - one bad adapter costs its own measurement only
             answer = {**evaluator.describe(), "rate": None, "error": f"{type(error).__name__}: {error}"[:500]}
         replies.write(json.dumps(answer) + "\n")

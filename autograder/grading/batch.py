@@ -158,7 +158,9 @@ def autograde(submissions: Path, out: Path, assignments: list[Assignment], reque
 
             workdir = scratch / "work"
             workdir.mkdir(mode=0o700)
-            results = LocalRunner(template, workdir, out, settings, by_id, scratch).run(jobs, request.workers, record)
+            runner = LocalRunner(template, workdir, out, settings, by_id, scratch)
+            runner.measure_ahead(jobs, request.workers, log)
+            results = runner.run(jobs, request.workers, record)
     results.sort(key=lambda r: (r.student, r.assignment))
     everything = merge_results(record.earlier, results)  # the recorder read OUT's earlier results already
     grades.attach_manual(out, everything)

@@ -5,11 +5,14 @@ no shared filesystem, only this kit installed), builds its own template course o
 process, grades with the same ``grading.submission.grade_one`` as local grading (sandboxed kernel, one
 evaluator process per worker kept across tasks), and returns the Result, the gradebook record
 and the feedback files. This module imports ``submission`` and ``course``, never ``batch``. GPU
-assignments ask Ray for one GPU per task. ``ADDRESS`` is anything ``ray.init`` accepts (``auto``, ``ray://host:10001``,
+assignments ask Ray for one GPU per task. Adapters an evaluator measures in groups are measured
+first, a group per task (:func:`measure_task`, see ``grading.measure_ahead``), and every grading
+task starts from those answers. ``ADDRESS`` is anything ``ray.init`` accepts (``auto``, ``ray://host:10001``,
 ``local`` for a throwaway instance on this machine, which is what the tests use).
 """
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import tarfile
@@ -68,21 +71,28 @@ def _template_for(assignment, source_bytes: bytes, key: str) -> Path:
     return _templates[key]
 
 
-def grade_task(assignment, source_bytes: bytes, key: str, student: str, submission: bytes, settings):
-    """Runs on a Ray worker: returns (Result, gradebook record, feedback tarball). The GPU, when the
-    assignment needs one, is the one Ray gave this task."""
-    from autograder.grading.submission import Lent, grade_one
+def _task_gpu(assignment, settings) -> str | None:
+    """The GPU Ray gave this task (through CUDA_VISIBLE_DEVICES), when the assignment needs one."""
+    if not assignment.gpu_needed(settings.profile):
+        return None
+    try:
+        import ray
 
+        ids = ray.get_gpu_ids()
+        return ",".join(str(int(g)) for g in ids) if ids else None
+    except Exception:
+        return None
+
+
+def grade_task(assignment, source_bytes: bytes, student: str, submission: bytes, settings, known=None):
+    """Runs on a Ray worker: returns (Result, gradebook record, feedback tarball). ``known``: the
+    measurements made ahead (:func:`measure_task`)."""
+    from autograder.grading.submission import Lent, default_pool, grade_one
+
+    key = f"{assignment.id}-{hashlib.blake2b(source_bytes, digest_size=16).hexdigest()}"
     template, local = _template_for(assignment, source_bytes, key)
-    gpu = None
-    if assignment.gpu_needed(settings.profile):
-        try:  # Ray assigns GPUs through CUDA_VISIBLE_DEVICES
-            import ray
-
-            ids = ray.get_gpu_ids()
-            gpu = ",".join(str(int(g)) for g in ids) if ids else None
-        except Exception:
-            gpu = None
+    if known:
+        default_pool().learn(known)
     with tempfile.TemporaryDirectory(prefix="ray-grade-") as scratch:
         scratch = Path(scratch)
         folder = unpack(submission, scratch / "submission" / student / assignment.id)
@@ -91,8 +101,42 @@ def grade_task(assignment, source_bytes: bytes, key: str, student: str, submissi
         work.mkdir()
         os.chmod(work, 0o700)
         os.chmod(scratch, 0o700)
-        outcome = grade_one(template, work, (student, local, folder), out, settings, Lent(gpu=gpu))
+        outcome = grade_one(template, work, (student, local, folder), out, settings,
+                            Lent(gpu=_task_gpu(assignment, settings)))
         return outcome.result, outcome.record, pack(out)
+
+
+def measure_task(assignment, submissions: list[tuple[str, bytes]], settings) -> dict:
+    """Runs on a Ray worker: one group of (student, packed submission) measured together
+    (``grading.measure_ahead``); returns the pool's kept answers for the grading tasks."""
+    from autograder.grading.measure_ahead import measure_jobs
+    from autograder.grading.submission import default_pool
+
+    with tempfile.TemporaryDirectory(prefix="ray-ahead-") as scratch:
+        os.chmod(scratch, 0o700)
+        jobs = [(student, assignment.id, unpack(data, Path(scratch) / student / assignment.id))
+                for student, data in submissions]
+        pool = default_pool()
+        measure_jobs(pool, assignment, jobs, settings, _task_gpu(assignment, settings))
+        return pool.known()
+
+
+def _measured_ahead(ray, jobs, by_id: dict, settings) -> dict:
+    """Every group's kept answers, measured on the cluster before grading starts (empty when none)."""
+    from autograder.grading.measure_ahead import job_groups
+
+    task = ray.remote(measure_task)
+    refs = []
+    for assignment, group in job_groups(jobs, by_id, settings.profile):
+        options = {"num_gpus": 1} if assignment.gpu_needed(settings.profile) else {"num_cpus": 1}
+        refs.append(task.options(**options).remote(assignment, [(s, pack(f)) for s, _, f in group], settings))
+    known: dict = {}
+    for ref in refs:
+        try:
+            known.update(ray.get(ref))
+        except Exception:  # noqa: BLE001 - that group is measured submission by submission instead
+            pass
+    return known
 
 
 def start_local_ray(ray, attempts: int = 3) -> None:
@@ -134,18 +178,19 @@ def grade_on_ray(jobs, by_id: dict, settings, address: str, out: Path):
         started_here = True
     try:
         task = ray.remote(grade_task)
+        known = ray.put(_measured_ahead(ray, jobs, by_id, settings))
         sources = {}
         for assignment_id in dict.fromkeys(job[1] for job in jobs):
             assignment = by_id[assignment_id]
             data = pack(assignment.source.parent)
-            sources[assignment_id] = (ray.put(data), f"{assignment_id}-{hash(data)}")
+            sources[assignment_id] = ray.put(data)
         pending = {}
         for student, assignment_id, folder in jobs:
             assignment = by_id[assignment_id]
             wants_gpu = assignment.gpu_needed(settings.profile)
             options = {"num_gpus": 1} if wants_gpu else {"num_cpus": 1}
-            source_ref, key = sources[assignment_id]
-            ref = task.options(**options).remote(assignment, source_ref, key, student, pack(folder), settings)
+            ref = task.options(**options).remote(assignment, sources[assignment_id], student, pack(folder), settings,
+                                                 known)
             pending[ref] = (student, assignment_id)
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)

@@ -156,7 +156,7 @@ def _grade_in(sub: Submission, ws: Workspace, result: Result, evaluators, jobs) 
 
     declared = evaluator_module.declared(sub.assignment, sub.settings.profile)
     if declared and not mismatch:
-        pool = evaluators or _default_pool()
+        pool = evaluators or default_pool()
         result.measurements = pool.measure(declared, notebook.parent, sub.settings, sub.gpu)
         result.measurements[declared["name"]]["thresholds"] = dict(declared["tiers"])
         watch.lap("measure")
@@ -202,7 +202,7 @@ def _evaluation(sub: Submission, ws: Workspace) -> dict:
 _pool: list = []
 
 
-def _default_pool():
+def default_pool():
     if not _pool:
         import atexit
 

@@ -1,0 +1,117 @@
+"""Measuring a batch's adapters in groups, before their submissions are graded.
+
+A GPU decoding one student's 60 held-out prompts is mostly idle; decoding eight students' at once
+(one row per prompt and adapter, each row through its own adapter: peft's mixed-adapter batch)
+costs little more than one. So before grading, each submission is placed as intake will place it
+(the same function and budget, hence the same bytes), its artifact is found, and the artifacts are
+measured in groups of the evaluator's ``GROUP_SIZES``. Each answer lands in the pool's cache, keyed
+by the artifact's bytes, where the submission's own measurement finds it.
+
+Nothing else changes, which is what keeps it safe: an artifact not measured here (refused, a
+group that failed, or one after which the shared base model was not intact) is measured alone
+when its submission is graded, as before. This only ever saves time.
+"""
+from __future__ import annotations
+
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+
+def placed_artifacts(jobs: list, by_id: dict, spec_of, scratch: Path) -> dict[str, list[Path]]:
+    """assignment id -> the artifact folders of its submissions, placed under ``scratch`` as intake
+    would place them; ``spec_of(assignment)`` is its declared evaluator (None: nothing to measure)."""
+    from autograder.intake.placement import Budget, place_submission
+
+    found: dict[str, list[Path]] = {}
+    for n, (_student, assignment_id, folder) in enumerate(jobs):
+        assignment = by_id[assignment_id]
+        spec = spec_of(assignment)
+        if spec is None:
+            continue
+        try:
+            budget = Budget(assignment.limits.max_submission_mb * 2**20)
+            notebook, _problem, _notes = place_submission(Path(folder), assignment, scratch / str(n) / "s", budget)
+        except Exception:  # noqa: BLE001 - whatever went wrong, intake will say it for this submission
+            continue
+        artifact = notebook.parent / spec["artifact"] if notebook is not None else None
+        if artifact is not None and artifact.is_dir() and not artifact.is_symlink():
+            found.setdefault(assignment_id, []).append(artifact)
+    return found
+
+
+def groups(items: list, size: int) -> list[list]:
+    return [items[start:start + size] for start in range(0, len(items), size)]
+
+
+def grouped_spec(assignment, profile: str) -> dict | None:
+    """The assignment's evaluator when it measures adapters in groups (``GROUP_SIZES``), else None."""
+    from autograder import evaluators
+
+    spec = evaluators.declared(assignment, profile)
+    return spec if spec and spec["name"] in evaluators.GROUP_SIZES else None
+
+
+def job_groups(jobs: list, by_id: dict, profile: str) -> list[tuple]:
+    """(assignment, jobs) per group to measure ahead, for a runner that moves submissions elsewhere (Ray)."""
+    from autograder import evaluators
+
+    found = []
+    for assignment_id in dict.fromkeys(job[1] for job in jobs):
+        spec = grouped_spec(by_id[assignment_id], profile)
+        mine = [job for job in jobs if job[1] == assignment_id]
+        if spec is not None and len(mine) > 1:
+            found += [(by_id[assignment_id], group) for group in groups(mine, evaluators.GROUP_SIZES[spec["name"]])]
+    return found
+
+
+def measure_jobs(pool, assignment, jobs: list, settings, gpu: str | None) -> int:
+    """Measure one group of ``jobs`` (all of ``assignment``) on ``pool``: how many answers were kept."""
+    spec = grouped_spec(assignment, settings.profile)
+    with tempfile.TemporaryDirectory(prefix="ahead-") as scratch:
+        artifacts = placed_artifacts(jobs, {assignment.id: assignment}, lambda _: spec, Path(scratch))
+        return pool.measure_ahead(spec, artifacts.get(assignment.id, []), settings, gpu) if spec else 0
+
+
+def measure_ahead(runner, jobs: list, workers: int, log=None) -> int:
+    """Measure the adapters of ``jobs`` in groups on ``runner``'s pool and GPUs; how many were kept."""
+    from autograder import evaluators
+
+    settings = runner.settings
+
+    def spec_of(assignment):
+        return grouped_spec(assignment, settings.profile)
+
+    work = []
+    with tempfile.TemporaryDirectory(prefix="ahead-", dir=runner.workdir) as scratch:
+        for assignment_id, artifacts in placed_artifacts(jobs, runner.by_id, spec_of, Path(scratch)).items():
+            if len(artifacts) < 2:
+                continue  # one alone is measured as before
+            assignment = runner.by_id[assignment_id]
+            spec = spec_of(assignment)
+            work += [(assignment, spec, group) for group in groups(artifacts, evaluators.GROUP_SIZES[spec["name"]])]
+        if not work:
+            return 0
+        started = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=max(1, workers)) as executor:
+            kept = sum(executor.map(lambda item: _measure_group(runner, *item), work))
+    if log:
+        total = sum(len(group) for *_, group in work)
+        seconds = time.perf_counter() - started
+        log(f"measured {kept} of {total} adapters ahead, in {len(work)} groups, in {seconds:.0f} s "
+            "(the rest are measured with their submission)")
+    return kept
+
+
+def _measure_group(runner, assignment, spec: dict, group: list[Path]) -> int:
+    gpu = None
+    try:
+        if assignment.gpu_needed(runner.settings.profile) and runner.settings.gpus > 0:
+            gpu = runner.gpus.take()
+        return runner.pool.measure_ahead(spec, group, runner.settings, gpu)
+    except Exception:  # noqa: BLE001 - this group is measured submission by submission instead
+        return 0
+    finally:
+        if gpu is not None:
+            runner.gpus.give(gpu)

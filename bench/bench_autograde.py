@@ -13,6 +13,8 @@ autograde`` followed by ``nbgrader generate_feedback`` (the ratio to autograde a
 it must produce artifacts, e.g. grpo_format's adapter), grades N copies with one worker and prints
 seconds per submission (the first one pays for starting the evaluator and loading its base
 model; the rest show the steady state) and, for grpo_format, the grader-side measurement time.
+Copies share their adapter's bytes, so grpo_format's copies reuse one measurement: the
+evaluator's own cost per distinct adapter, alone and in groups, is ``bench_evaluator_groups.py``'s.
 ``--profile full`` needs a GPU for grpo_format and math_grpo. Timings only: nothing is asserted.
 """
 from __future__ import annotations

@@ -351,7 +351,7 @@ def test_adapters_measured_ahead_are_not_measured_again(tmp_path, monkeypatch):
     (tmp_path / "d" / "adapter" / "fail").write_bytes(b"")
     pool = Pool(tmp_path / "scratch")
     kept = pool.measure_ahead(spec, [tmp_path / n / "adapter" for n in "abcd"], settings, None)
-    assert kept == 2 and len(runs) == 3  # a and b are the same bytes
+    assert kept == 3 and len(runs) == 3  # a and b are the same bytes: measured once, both answered
     answers = {n: pool.measure(spec, tmp_path / n, settings, None)["grpo_format"] for n in "abc"}
     assert len(runs) == 3 and answers["a"]["rate"] == answers["b"]["rate"] != answers["c"]["rate"]
     assert "seconds_in_group" in answers["a"]

@@ -213,25 +213,25 @@ class Pool:
 
     def measure_ahead(self, spec: dict, artifacts: list[Path], settings, gpu: str | None) -> int:
         """Measure ``artifacts`` together in one request (the evaluator decodes them in one batch) and
-        keep each answer without an error for :meth:`measure`; returns how many were kept. Answers
-        with an error are not kept: those artifacts are measured alone when their submission is graded."""
+        keep each answer without an error for :meth:`measure`; returns how many of ``artifacts`` now
+        have an answer (copies of one adapter count each). Answers with an error are not kept: those
+        artifacts are measured alone when their submission is graded."""
         keys = [self._key(spec, artifact, settings, gpu) for artifact in artifacts]
         with self.lock:
             todo = [(key, artifact) for key, artifact in zip(keys, artifacts, strict=True) if key not in self.answers]
         todo = list({key: (key, artifact) for key, artifact in todo}.values())  # the same bytes once
         if not todo:
-            return 0
+            return len(artifacts)
         started = time.perf_counter()
         answers = self._run(spec, settings, gpu, lambda process: {"answers": process.measure_many(
             [artifact for _, artifact in todo], spec.get("adapters"), spec["timeout"] * len(todo))}, attempts=1)
         seconds = round((time.perf_counter() - started) / len(todo), 2)
-        kept = 0
         for (key, _), answer in zip(todo, answers.get("answers") or [], strict=False):
             if isinstance(answer, dict) and not answer.get("error") and answer.get("rate") is not None:
                 with self.lock:
                     self.answers[key] = {**answer, "seconds_in_group": seconds}
-                kept += 1
-        return kept
+        with self.lock:
+            return sum(key in self.answers for key in keys)
 
     def known(self) -> dict:
         """The answers kept so far (to hand to a pool in another process: :meth:`learn`)."""

@@ -4,8 +4,9 @@ A GPU decoding one student's 60 held-out prompts is mostly idle; decoding eight 
 (one row per prompt and adapter, each row through its own adapter: peft's mixed-adapter batch)
 costs little more than one. So before grading, each submission is placed as intake will place it
 (the same function and budget, hence the same bytes), its artifact is found, and the artifacts are
-measured in groups of the evaluator's ``GROUP_SIZES``. Each answer lands in the pool's cache, keyed
-by the artifact's bytes, where the submission's own measurement finds it.
+measured in groups of the evaluator's ``GROUP_SIZES``, each group placed in its own private scratch
+folder, removed once measured. Each answer lands in the pool's cache, keyed by the artifact's
+bytes, where the submission's own measurement finds it.
 
 Nothing else changes, which is what keeps it safe: an artifact not measured here (refused, a
 group that failed, or one after which the shared base model was not intact) is measured alone
@@ -19,25 +20,21 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 
-def placed_artifacts(jobs: list, by_id: dict, spec_of, scratch: Path) -> dict[str, list[Path]]:
-    """assignment id -> the artifact folders of its submissions, placed under ``scratch`` as intake
-    would place them; ``spec_of(assignment)`` is its declared evaluator (None: nothing to measure)."""
+def placed_artifacts(jobs: list, assignment, artifact: str, scratch: Path) -> list[Path]:
+    """The ``artifact`` folder of each of ``jobs`` (submissions of ``assignment``), placed under
+    ``scratch`` as intake would place it; a submission without one is left out."""
     from autograder.intake.placement import Budget, place_submission
 
-    found: dict[str, list[Path]] = {}
-    for n, (_student, assignment_id, folder) in enumerate(jobs):
-        assignment = by_id[assignment_id]
-        spec = spec_of(assignment)
-        if spec is None:
-            continue
+    found = []
+    for n, (_student, _assignment_id, folder) in enumerate(jobs):
         try:
             budget = Budget(assignment.limits.max_submission_mb * 2**20)
             notebook, _problem, _notes = place_submission(Path(folder), assignment, scratch / str(n) / "s", budget)
         except Exception:  # noqa: BLE001 - whatever went wrong, intake will say it for this submission
             continue
-        artifact = notebook.parent / spec["artifact"] if notebook is not None else None
-        if artifact is not None and artifact.is_dir() and not artifact.is_symlink():
-            found.setdefault(assignment_id, []).append(artifact)
+        placed = notebook.parent / artifact if notebook is not None else None
+        if placed is not None and placed.is_dir() and not placed.is_symlink():
+            found.append(placed)
     return found
 
 
@@ -54,7 +51,8 @@ def grouped_spec(assignment, profile: str) -> dict | None:
 
 
 def job_groups(jobs: list, by_id: dict, profile: str) -> list[tuple]:
-    """(assignment, jobs) per group to measure ahead, for a runner that moves submissions elsewhere (Ray)."""
+    """(assignment, jobs) per group to measure ahead: the jobs of each assignment whose evaluator
+    measures in groups, when it has more than one."""
     from autograder import evaluators
 
     found = []
@@ -69,47 +67,41 @@ def job_groups(jobs: list, by_id: dict, profile: str) -> list[tuple]:
 def measure_jobs(pool, assignment, jobs: list, settings, gpu: str | None) -> int:
     """Measure one group of ``jobs`` (all of ``assignment``) on ``pool``: how many answers were kept."""
     spec = grouped_spec(assignment, settings.profile)
+    if spec is None:
+        return 0
     with tempfile.TemporaryDirectory(prefix="ahead-") as scratch:
-        artifacts = placed_artifacts(jobs, {assignment.id: assignment}, lambda _: spec, Path(scratch))
-        return pool.measure_ahead(spec, artifacts.get(assignment.id, []), settings, gpu) if spec else 0
+        artifacts = placed_artifacts(jobs, assignment, spec["artifact"], Path(scratch))
+        return pool.measure_ahead(spec, artifacts, settings, gpu)
 
 
 def measure_ahead(runner, jobs: list, workers: int, log=None) -> int:
-    """Measure the adapters of ``jobs`` in groups on ``runner``'s pool and GPUs; how many were kept."""
-    from autograder import evaluators
+    """Measure the adapters of ``jobs`` in groups on ``runner``'s pool and GPUs (``workers`` groups at
+    a time, each placed in its own scratch folder); how many answers were kept."""
+    from tqdm.auto import tqdm
 
-    settings = runner.settings
-
-    def spec_of(assignment):
-        return grouped_spec(assignment, settings.profile)
-
-    work = []
-    with tempfile.TemporaryDirectory(prefix="ahead-", dir=runner.workdir) as scratch:
-        for assignment_id, artifacts in placed_artifacts(jobs, runner.by_id, spec_of, Path(scratch)).items():
-            if len(artifacts) < 2:
-                continue  # one alone is measured as before
-            assignment = runner.by_id[assignment_id]
-            spec = spec_of(assignment)
-            work += [(assignment, spec, group) for group in groups(artifacts, evaluators.GROUP_SIZES[spec["name"]])]
-        if not work:
-            return 0
-        started = time.perf_counter()
-        with ThreadPoolExecutor(max_workers=max(1, workers)) as executor:
-            kept = sum(executor.map(lambda item: _measure_group(runner, *item), work))
+    work = job_groups(jobs, runner.by_id, runner.settings.profile)
+    if not work:
+        return 0
+    started = time.perf_counter()
+    kept = 0
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as executor, \
+            tqdm(total=len(work), desc="adapters measured ahead", unit="group", disable=log is None) as progress:
+        for count in executor.map(lambda item: _measure_group(runner, *item), work):
+            kept += count
+            progress.update(1)
     if log:
-        total = sum(len(group) for *_, group in work)
-        seconds = time.perf_counter() - started
-        log(f"measured {kept} of {total} adapters ahead, in {len(work)} groups, in {seconds:.0f} s "
-            "(the rest are measured with their submission)")
+        total = sum(len(group) for _, group in work)
+        log(f"measured {kept} of {total} adapters ahead, in {len(work)} groups, in "
+            f"{time.perf_counter() - started:.0f} s (the rest are measured with their submission)")
     return kept
 
 
-def _measure_group(runner, assignment, spec: dict, group: list[Path]) -> int:
+def _measure_group(runner, assignment, group: list) -> int:
     gpu = None
     try:
         if assignment.gpu_needed(runner.settings.profile) and runner.settings.gpus > 0:
             gpu = runner.gpus.take()
-        return runner.pool.measure_ahead(spec, group, runner.settings, gpu)
+        return measure_jobs(runner.pool, assignment, group, runner.settings, gpu)
     except Exception:  # noqa: BLE001 - this group is measured submission by submission instead
         return 0
     finally:

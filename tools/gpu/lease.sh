@@ -11,7 +11,9 @@
 #   - tools/gpu/smoke.py, one process per assignment (full profile, graded; grpo_format's reference
 #     graded three times, for the seconds per submission once the grader's evaluator is up);
 #   - bench/bench_grpo_format.py --profile "$bench_profile" (notebook vs TRL);
-#   - bench/bench_math_grpo.py --profile "$bench_profile".
+#   - bench/bench_math_grpo.py --profile "$bench_profile";
+#   - bench/bench_evaluator_groups.py (grpo_format's adapters measured alone and in groups of 8 and
+#     16: seconds per adapter, GPU memory), its log inside results.tgz.
 # They share the GPU, so their timings are upper bounds (the logs say what ran beside them).
 # RESULTS_DIR gets at most 8 files: lease.log, one log per job, results.tgz (smoke reports,
 # grades, autograde logs) -- the device tool returns 8 files at most.
@@ -80,6 +82,11 @@ done
 timeout "$budget" $python bench/bench_grpo_format.py --profile "$bench_profile" --steps 2 > "$results/bench_grpo_format.log" 2>&1 &
 pids+=($!)
 timeout "$budget" $python bench/bench_math_grpo.py --profile "$bench_profile" --steps 1 > "$results/bench_math_grpo.log" 2>&1 &
+pids+=($!)
+adapters=30; [ -n "$dry" ] && adapters=4
+mkdir -p /tmp/gpu-smoke
+timeout "$budget" $python bench/bench_evaluator_groups.py --profile "$bench_profile" --adapters "$adapters" \
+  --groups 1 8 16 > /tmp/gpu-smoke/bench_evaluator_groups.log 2>&1 &
 pids+=($!)
 for pid in "${pids[@]}"; do wait "$pid"; echo "lease: job $pid exit $?"; done
 kill "$monitor" 2>/dev/null

@@ -359,6 +359,23 @@ def test_adapters_measured_ahead_are_not_measured_again(tmp_path, monkeypatch):
     assert len(runs) == 4
 
 
+def test_nothing_is_measured_ahead_for_submissions_graded_no_gpu(tmp_path):
+    """grpo_format needs a GPU in the full profile: without one its submissions are graded no-gpu,
+    so no group is measured (on a CPU that would run the real model for nothing)."""
+    from types import SimpleNamespace
+
+    from autograder.grading.measure_ahead import job_groups, measure_ahead
+    from autograder.manifest import load_assignments
+
+    (assignment,) = load_assignments(REPO, ["grpo_format"])
+    jobs = [(f"s{i}", "grpo_format", tmp_path / f"s{i}") for i in range(10)]
+    assert [len(group) for _, group in job_groups(jobs, {"grpo_format": assignment}, "full")] == [8, 2]
+    pool = SimpleNamespace(measure_ahead=lambda *args: pytest.fail("measured without a GPU"))
+    runner = SimpleNamespace(settings=SimpleNamespace(profile="full", gpus=0), by_id={"grpo_format": assignment},
+                             pool=pool)
+    assert assignment.gpu_needed("full") and measure_ahead(runner, jobs, workers=2) == 0
+
+
 def test_the_same_artifact_bytes_are_measured_once_per_batch(tmp_path, monkeypatch):
     """A re-upload or a copy of an adapter already measured in this batch gets the same answer
     without a second run; changed bytes, another setting or an error answer run again."""

@@ -79,7 +79,9 @@ def measure_ahead(runner, jobs: list, workers: int, log=None) -> int:
     a time, each placed in its own scratch folder); how many answers were kept."""
     from tqdm.auto import tqdm
 
-    work = job_groups(jobs, runner.by_id, runner.settings.profile)
+    profile, gpus = runner.settings.profile, runner.settings.gpus
+    # without a GPU, a submission that needs one is graded no-gpu, unmeasured: measure none of them
+    work = [(a, group) for a, group in job_groups(jobs, runner.by_id, profile) if gpus or not a.gpu_needed(profile)]
     if not work:
         return 0
     started = time.perf_counter()

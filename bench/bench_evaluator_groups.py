@@ -6,9 +6,11 @@
 The first form makes ``--adapters`` different LoRA adapters on the profile's base model (the
 notebook's LoRA settings, each with its own noise on ``lora_B``, so their adherence differs), then
 measures them with one ``autograder.evaluators.grpo_format.Evaluator`` in this process: one at a
-time (``measure``, as each submission alone) and in groups of each size (``measure_many``: peft's
-mixed-adapter batch). It prints seconds per adapter, the speed-up over one at a time, peak GPU
-memory on CUDA, and whether every group gave each adapter the rate it got alone.
+time with one adapter's rows per decode (as before groups existed) and in groups of each size
+(``measure_many``: peft's mixed-adapter batch; on a GPU every decode is padded to a full group's
+rows, so "groups of 1" is what a submission measured alone costs now). It prints seconds per
+adapter, the speed-up over one at a time, peak GPU memory on CUDA, and whether every group gave
+each adapter the rate it got alone.
 
 ``--autograde`` grades that many submissions (the grpo_format reference notebook, each with its
 own adapter) twice with ``python -m autograder autograde``'s code, one worker: with the adapters
@@ -61,10 +63,13 @@ def groups(args) -> int:
         device = next(evaluator.shared.model.parameters()).device
         print(f"{len(adapters)} adapters, profile {args.profile} ({evaluator.name}), {_where(device)}", flush=True)
         evaluator.measure(adapters[0])  # warm-up: kernels, allocator
+        slots, evaluator.slots = evaluator.slots, 1  # the decode of one adapter's rows only, as before groups
         started = time.perf_counter()
         alone = [evaluator.measure(adapter)["rate"] for adapter in adapters]
         base = (time.perf_counter() - started) / len(adapters)
-        print(f"one at a time: {base:.2f} s per adapter; rates {min(alone):.0%} to {max(alone):.0%}", flush=True)
+        evaluator.slots = slots
+        print(f"one at a time, one adapter's rows per decode: {base:.2f} s per adapter; rates {min(alone):.0%} to "
+              f"{max(alone):.0%}; below, every decode has {slots} adapters' rows at least", flush=True)
         for size in args.groups:
             if device.type == "cuda":
                 torch.cuda.reset_peak_memory_stats()
@@ -82,8 +87,8 @@ def groups(args) -> int:
 
 
 def autograde_both(args) -> int:
+    from autograder.grading import measure_ahead
     from autograder.grading.batch import Request, autograde
-    from autograder.grading.local import LocalRunner
     from autograder.manifest import REPO_ROOT, load_assignments
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -102,7 +107,7 @@ def autograde_both(args) -> int:
         seconds = {}
         for label in ("measured ahead in groups", "each alone"):
             if label == "each alone":
-                LocalRunner.measure_ahead = lambda self, jobs, workers, log=None: 0
+                measure_ahead.measure_ahead = lambda runner, jobs, workers, log=None: 0
             started = time.perf_counter()
             results = autograde(subs, scratch / label.replace(" ", "_"), [assignment], request, log=_quiet)
             seconds[label] = (time.perf_counter() - started) / len(results)

@@ -200,29 +200,34 @@ def attach(model, adapter: Path, rules, base_model: str):
     return PeftModel.from_pretrained(model, adapter, config=LoraConfig(**clean)), None
 
 
+HOLDER = "grader_holder"
+"""The grader's own rank-1 adapter that a group's policy is built around; no row ever uses it."""
+
+
 def attach_all(model, adapters: list[Path], rules, base_model: str):
     """(the policy with every admitted adapter attached, named ``s<i>`` after its place in ``adapters``
     (None when none was admitted); the problem per adapter, None for each attached one).
 
     For generation with peft's mixed-adapter batches (``adapter_names``), each row through its own
-    adapter. An adapter whose weights fail to load after the first is deleted again and gets its
-    own problem; when the first fails this raises, as its layers may be half-injected into ``model``:
-    the caller drops the group. The caller checks the base afterwards either way."""
-    from peft import LoraConfig, PeftModel
+    adapter. The policy is built around :data:`HOLDER` and every student's adapter is added beside
+    it, so any of them, the first included, can fail to load alone: it is deleted again and gets its
+    own problem. The caller checks the base afterwards either way."""
+    from peft import LoraConfig, get_peft_model
 
-    policy, problems = None, []
+    admitted, problems = {}, []
     for i, adapter in enumerate(adapters):
         clean, problem = admit(adapter, rules, base_model)
         problems.append(problem)
-        if problem:
-            continue
-        config = LoraConfig(**clean, inference_mode=True)
-        if policy is None:
-            policy = PeftModel.from_pretrained(model, adapter, adapter_name=f"s{i}", config=config)
-            continue
+        if problem is None:
+            admitted[i] = LoraConfig(**clean, inference_mode=True)
+    if not admitted:
+        return None, problems
+    holder = LoraConfig(r=1, target_modules=list(rules.target_modules), task_type="CAUSAL_LM", inference_mode=True)
+    policy = get_peft_model(model, holder, adapter_name=HOLDER)
+    for i, config in admitted.items():
         try:  # the grader's config first, so load_adapter never reads the file's own
             policy.add_adapter(f"s{i}", config)
-            policy.load_adapter(adapter, adapter_name=f"s{i}")
+            policy.load_adapter(adapters[i], adapter_name=f"s{i}")
         except Exception as error:  # noqa: BLE001 - unreadable weights: this adapter only
             if f"s{i}" in policy.peft_config:
                 policy.delete_adapter(f"s{i}")

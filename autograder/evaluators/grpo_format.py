@@ -21,7 +21,8 @@ process that keeps the base model loaded across submissions, checked unchanged a
   from ``MAX_NEW_TOKENS`` below; a completion adheres when ``TEMPLATE.fullmatch(text.strip())``.
   Several submissions' adapters may be decoded together (:meth:`Evaluator.measure_many`, up to
   ``GROUP_SIZES`` in ``autograder.evaluators``): each batch then holds the 32 prompts once per
-  adapter, and each row runs through its own adapter only, so every adapter gets its own rate.
+  adapter, and each row runs through its own adapter only, so every adapter gets its own rate. On
+  a GPU every decode has a full group's rows (:func:`decode_slots`), alone or not.
 
 What the grader does with it:
 
@@ -65,6 +66,18 @@ def adheres(text: str) -> bool:
     return TEMPLATE.fullmatch(text.strip()) is not None
 
 
+def decode_slots(device_type: str) -> int:
+    """Adapters' worth of rows in every decode: a full group's on a GPU, whatever the group holds.
+
+    A GPU's matrix kernels may round a row differently when the batch's shape changes, which can
+    flip a greedy token; padding every decode to one shape (rows without an adapter fill the free
+    slots) makes an adapter's rate depend on its own bytes only, alone or beside anyone. A CPU
+    gives each row the same numbers at any batch size (tested), and pays for every padded row."""
+    from autograder.evaluators import GROUP_SIZES
+
+    return GROUP_SIZES["grpo_format"] if device_type == "cuda" else 1
+
+
 class Evaluator:
     """Keeps the base model loaded (:class:`~autograder.evaluators.shared_base.SharedBase`);
     :meth:`measure` checks one adapter against the assignment's rules, attaches it with a clean
@@ -85,6 +98,7 @@ class Evaluator:
             [{"role": "system", "content": lm.THINK_ANSWER_SYSTEM_PROMPT}, {"role": "user", "content": q}],
             tokenize=False, add_generation_prompt=True) for q in questions()]
         self.max_new_tokens = MAX_NEW_TOKENS.get(profile, 128)
+        self.slots = decode_slots(next(self.shared.model.parameters()).device.type)
 
     def describe(self) -> dict:
         return {"metric": self.metric, "profile": self.profile, "base_model": self.base_model,
@@ -96,9 +110,9 @@ class Evaluator:
     def measure_many(self, adapters: list[Path], rules=None) -> list[dict]:
         """One measurement per adapter, decoded together: each batch of prompts is repeated once per
         admitted adapter and every row runs through its own adapter only (peft's mixed-adapter
-        batch), so a GPU fills its batch with many students' rows at once. A group whose loading
-        failed, or after which the base was not intact, answers with an error for every adapter:
-        the grader then measures each of them alone."""
+        batch), so a GPU fills its batch with many students' rows at once. A refused adapter, or one
+        that fails to load, gets its own error; when the group as a whole failed, or the base was not
+        intact after it, every adapter gets an error: the grader then measures each of them alone."""
         import torch
 
         from autograder.evaluators.adapters import attach_all
@@ -137,12 +151,14 @@ class Evaluator:
 
         hits = dict.fromkeys(admitted, 0)
         eos = grpo.eos_token_ids(policy, self.tokenizer)
+        names = [f"s{i}" for i in admitted]
+        names += ["__base__"] * (self.slots - len(names))  # peft's name for rows without an adapter
         for start in range(0, len(self.prompts), BATCH):
             chunk = self.prompts[start:start + BATCH]
-            rows = [f"s{i}" for i in admitted for _ in chunk]  # adapter of each row, adapter by adapter
+            rows = [name for name in names for _ in chunk]  # adapter of each row, adapter by adapter
             # helpers' own decoding, minus its shared-prefix prefill, which one adapter's cache would serve to all
-            rollout = grpo._generate_rollout(policy, self.tokenizer, chunk * len(admitted), 1, self.max_new_tokens,
+            rollout = grpo._generate_rollout(policy, self.tokenizer, chunk * len(names), 1, self.max_new_tokens,
                                              1.0, False, 1.0, eos, extra={"adapter_names": rows})
-            for row, text in enumerate(rollout.completions):
+            for row, text in enumerate(rollout.completions[:len(admitted) * len(chunk)]):
                 hits[admitted[row // len(chunk)]] += adheres(text)
         return hits

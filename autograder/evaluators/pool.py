@@ -5,7 +5,8 @@ Each :class:`EvaluatorProcess` runs ``autograder.evaluators.worker`` in a sandbo
 imports ``autograder.kernel`` and ``autograder.evaluators`` only). The grader copies one
 submission's artifact into the process's inbox (its channel folder, ``/run/kernel/inbox/<n>``
 inside), after checking it against the manifest's adapter rules, and reads one JSON line back.
-A process that died or answered nonsense is replaced once; one that is too slow is not retried.
+A process that died or answered nonsense is replaced once (a group's request is not retried: its
+members are measured alone instead); one that is too slow is not retried.
 """
 from __future__ import annotations
 
@@ -121,19 +122,28 @@ class EvaluatorProcess:
         return self._read(timeout)
 
     def measure(self, artifact: Path, rules, timeout: float, inputs: dict | None = None) -> dict:
-        inbox, where = self._deliver(artifact)
-        request = {"adapter": where, "rules": dataclasses.asdict(rules) if rules else None, "inputs": inputs}
-        answer = self._ask(request, timeout)
-        shutil.rmtree(inbox, ignore_errors=True)
-        return answer
+        delivered = []
+        try:
+            delivered.append(self._deliver(artifact))
+            request = {"adapter": delivered[0][1], "rules": dataclasses.asdict(rules) if rules else None,
+                       "inputs": inputs}
+            return self._ask(request, timeout)
+        finally:
+            for inbox, _ in delivered:
+                shutil.rmtree(inbox, ignore_errors=True)
 
     def measure_many(self, artifacts: list[Path], rules, timeout: float) -> list[dict]:
         """One answer per artifact, measured together (the evaluator's ``measure_many``)."""
-        delivered = [self._deliver(artifact) for artifact in artifacts]
-        request = {"adapters": [where for _, where in delivered], "rules": dataclasses.asdict(rules) if rules else None}
-        answer = self._ask(request, timeout)
-        for inbox, _ in delivered:
-            shutil.rmtree(inbox, ignore_errors=True)
+        delivered = []
+        try:
+            for artifact in artifacts:
+                delivered.append(self._deliver(artifact))
+            request = {"adapters": [where for _, where in delivered],
+                       "rules": dataclasses.asdict(rules) if rules else None}
+            answer = self._ask(request, timeout)
+        finally:
+            for inbox, _ in delivered:
+                shutil.rmtree(inbox, ignore_errors=True)
         answers = answer.get("answers")
         if not isinstance(answers, list) or len(answers) != len(artifacts):
             return [{"error": answer.get("error") or "the evaluator answered without one answer per artifact"}
@@ -263,7 +273,13 @@ class Pool:
                     process.close()
                     process = None
                     continue
-            answer = ask(process)
+            try:
+                answer = ask(process)
+            except Exception as error:  # noqa: BLE001 - copying into the inbox failed (disk full...): not retried
+                process.close()
+                process = None
+                answer = {"error": f"the artifact could not be handed to the evaluator ({type(error).__name__})"}
+                break
             if process.alive:
                 break
             process.close()

@@ -159,8 +159,7 @@ def autograde(submissions: Path, out: Path, assignments: list[Assignment], reque
             workdir = scratch / "work"
             workdir.mkdir(mode=0o700)
             runner = LocalRunner(template, workdir, out, settings, by_id, scratch)
-            runner.measure_ahead(jobs, request.workers, log)
-            results = runner.run(jobs, request.workers, record)
+            results = runner.run(jobs, request.workers, record, log)
     results.sort(key=lambda r: (r.student, r.assignment))
     everything = merge_results(record.earlier, results)  # the recorder read OUT's earlier results already
     grades.attach_manual(out, everything)

@@ -80,15 +80,13 @@ class LocalRunner:
             if gpu is not None:
                 self.gpus.give(gpu)
 
-    def measure_ahead(self, jobs: list, workers: int, log=None) -> int:
-        """Measure the batch's adapters in groups first (``grading.measure_ahead``): grading finds the answers."""
+    def run(self, jobs: list, workers: int, record, log=None) -> list[Result]:
+        """Grade every job on ``workers`` threads; ``record`` each outcome as it arrives. The batch's
+        adapters are measured in groups first (``grading.measure_ahead``): grading finds the answers."""
         from autograder.grading.measure_ahead import measure_ahead
 
-        return measure_ahead(self, jobs, workers, log)
-
-    def run(self, jobs: list, workers: int, record) -> list[Result]:
-        """Grade every job on ``workers`` threads; ``record`` each outcome as it arrives."""
         try:
+            measure_ahead(self, jobs, workers, log)
             with ThreadPoolExecutor(max_workers=max(1, workers)) as executor:
                 futures = {executor.submit(self.grade, job): i for i, job in enumerate(jobs)}
                 ordered: dict[int, Result] = {}

@@ -14,6 +14,7 @@ when its submission is graded, as before. This only ever saves time.
 """
 from __future__ import annotations
 
+import contextlib
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -64,14 +65,18 @@ def job_groups(jobs: list, by_id: dict, profile: str) -> list[tuple]:
     return found
 
 
-def measure_jobs(pool, assignment, jobs: list, settings, gpu: str | None) -> int:
-    """Measure one group of ``jobs`` (all of ``assignment``) on ``pool``: how many answers were kept."""
+def measure_jobs(pool, assignment, jobs: list, settings, gpu) -> int:
+    """Measure one group of ``jobs`` (all of ``assignment``) on ``pool``: how many answers were kept.
+    ``gpu``: a context manager giving the GPU to measure on (or None), entered once the group is placed."""
     spec = grouped_spec(assignment, settings.profile)
     if spec is None:
         return 0
     with tempfile.TemporaryDirectory(prefix="ahead-") as scratch:
         artifacts = placed_artifacts(jobs, assignment, spec["artifact"], Path(scratch))
-        return pool.measure_ahead(spec, artifacts, settings, gpu)
+        if not artifacts:
+            return 0
+        with gpu as lent:
+            return pool.measure_ahead(spec, artifacts, settings, lent)
 
 
 def measure_ahead(runner, jobs: list, workers: int, log=None) -> int:
@@ -99,13 +104,20 @@ def measure_ahead(runner, jobs: list, workers: int, log=None) -> int:
 
 
 def _measure_group(runner, assignment, group: list) -> int:
-    gpu = None
     try:
-        if assignment.gpu_needed(runner.settings.profile) and runner.settings.gpus > 0:
-            gpu = runner.gpus.take()
-        return measure_jobs(runner.pool, assignment, group, runner.settings, gpu)
+        return measure_jobs(runner.pool, assignment, group, runner.settings, _lent_gpu(runner, assignment))
     except Exception:  # noqa: BLE001 - this group is measured submission by submission instead
         return 0
+
+
+@contextlib.contextmanager
+def _lent_gpu(runner, assignment):
+    """One of the runner's GPUs while the group is measured (None when the assignment needs none)."""
+    if not (assignment.gpu_needed(runner.settings.profile) and runner.settings.gpus > 0):
+        yield None
+        return
+    gpu = runner.gpus.take()
+    try:
+        yield gpu
     finally:
-        if gpu is not None:
-            runner.gpus.give(gpu)
+        runner.gpus.give(gpu)

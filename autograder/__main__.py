@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from autograder.manifest import REPO_ROOT, load_assignments
+from autograder.manifest import PROFILES, REPO_ROOT, load_assignments
 
 
 def _offline_defaults() -> None:
@@ -165,17 +165,20 @@ def cmd_calibrate(args) -> int:
     from autograder.calibrate import CalibrationSettings, calibrate, summary_lines
 
     assignments = load_assignments(Path(args.course_root), args.assignment or None)
-    chosen = [a for a in assignments if a.needs_gpu.get("full") and a.robustness is not None]
-    if not chosen:
-        named = ", ".join(a.id for a in assignments)
-        print(f"error: nothing to calibrate among {named}: calibrate runs the assignments that need a GPU in the "
-              "full profile and name their training in the manifest (robustness)", file=sys.stderr)
-        return 2
     profile = args.profile
     if profile == "auto":
         import torch
 
         profile = "full" if torch.cuda.is_available() else "tiny"
+    skipped = [a.id for a in assignments if not a.runs_in(profile)]
+    if skipped:
+        print(f"calibrate: {', '.join(skipped)} has no {profile} profile; left out", file=sys.stderr)
+    chosen = [a for a in assignments if a.needs_gpu.get("full") and a.robustness is not None and a.runs_in(profile)]
+    if not chosen:
+        named = ", ".join(a.id for a in assignments)
+        print(f"error: nothing to calibrate among {named}: calibrate runs the assignments that need a GPU in the "
+              "full profile and name their training in the manifest (robustness)", file=sys.stderr)
+        return 2
     record = calibrate(chosen, CalibrationSettings(out=Path(args.out), profile=profile))
     print("\n".join(summary_lines(record)))
     print(f"record: {Path(args.out) / 'calibration.json'}\npage: {Path(args.out) / 'calibration.html'}")
@@ -308,9 +311,10 @@ def _grading_commands(sub) -> None:
     p.add_argument("--out", required=True)
     p.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
     p.add_argument("--workers", type=positive, default=1, help="submissions graded at once on this machine")
-    p.add_argument("--profile", default="full", choices=["auto", "tiny", "full"],
+    p.add_argument("--profile", default="full", choices=["auto", *PROFILES],
                    help="profile the notebooks run in while grading (default: full, the real grading; GPU "
-                        "assignments then need a GPU. tiny: a dry run on CPU. auto: full with a GPU, else tiny)")
+                        "assignments then need a GPU. small: real SmolLM2 weights on a CPU. tiny: a dry run on "
+                        "CPU. auto: full with a GPU, else tiny)")
     p.add_argument("--ray", metavar="ADDRESS", help="send submissions to this Ray cluster (`auto`, "
                    "`ray://host:10001`, or `local` for a throwaway local instance)")
     p.add_argument("--deadline", help="ISO 8601 deadline (UTC unless an offset is given); later submissions "
@@ -344,8 +348,9 @@ def _report_commands(sub) -> None:
                        "runs it: seconds per step, minutes, peak memory, and the tiers the reference reaches "
                        "(calibration.json and calibration.html in --out)")
     p.add_argument("--out", required=True, help="folder for the runs, the record and the page")
-    p.add_argument("--profile", choices=("auto", "tiny", "full"), default="auto",
-                   help="profile to run in (default auto: full where a CUDA GPU is, else tiny)")
+    p.add_argument("--profile", choices=("auto", *PROFILES), default="auto",
+                   help="profile to run in (default auto: full where a CUDA GPU is, else tiny; small: the real "
+                        "SmolLM2-135M on this CPU, tens of minutes per assignment)")
     p.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
     p.set_defaults(func=cmd_calibrate)
 

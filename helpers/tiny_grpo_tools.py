@@ -30,10 +30,14 @@ def _close(a: float, b: float, tol: float = 1e-4) -> bool:
     return abs(a - b) < tol
 
 
-def in_chat_template(tokenizer, text: str) -> str:
-    """``text`` as the user's turn of the tokenizer's chat template, ready for the assistant's answer."""
-    turn = [{"role": "user", "content": text}]
-    return tokenizer.apply_chat_template(turn, tokenize=False, add_generation_prompt=True)
+def in_chat_template(tokenizer, text: str, examples=()) -> str:
+    """``text`` as the user's turn of the tokenizer's chat template, ready for the assistant's answer;
+    ``examples`` (``(prompt, answer)`` pairs) come first as earlier turns, worked examples for a small model."""
+    turns = []
+    for prompt, answer in examples:
+        turns += [{"role": "user", "content": prompt}, {"role": "assistant", "content": answer}]
+    turns.append({"role": "user", "content": text})
+    return tokenizer.apply_chat_template(turns, tokenize=False, add_generation_prompt=True)
 
 
 def quiet_transformers() -> None:

@@ -57,9 +57,9 @@ def _save_adapter(folder: Path, noise: float = 0.0, seed: int = 0, **manifest) -
 
     from helpers import lm
 
+    torch.manual_seed(seed)  # lora_A's initial values too: the adapter must not depend on which tests ran before
     model = lm.load_policy("tiny", "Qwen/Qwen2.5-0.5B-Instruct", lora=dict(r=4, alpha=8, dropout=0.0))[0]
     if noise:
-        torch.manual_seed(seed)
         with torch.no_grad():
             for name, parameter in model.named_parameters():
                 if "lora_B" in name:

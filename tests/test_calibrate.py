@@ -27,6 +27,37 @@ def test_a_tier_above_the_reference_is_out_of_reach_and_new_thresholds_are_sugge
     assert suggested_tiers(None, FULL) is None and tier_margins(None, FULL)["test_adherence_50"]["reachable"] is False
 
 
+def test_tiers_are_suggested_between_the_base_models_rate_and_the_references():
+    small = {"test_adherence_50": 0.7, "test_adherence_70": 0.8, "test_adherence_90": 0.9}
+    assert suggested_tiers(1.0, small, base_rate=0.533) is None  # 5 points above the base, 5 under the reference
+    margins = tier_margins(1.0, small, base_rate=0.533)
+    assert margins["test_adherence_50"]["base_margin"] == pytest.approx(0.167)
+    # a base model that already reaches the first tier: the lowest tier moves above it, the top one stays under
+    assert suggested_tiers(1.0, small, base_rate=0.72) == pytest.approx(
+        {"test_adherence_50": 0.80, "test_adherence_70": 0.85, "test_adherence_90": 0.95})
+    assert suggested_tiers(0.7, small, base_rate=0.72) is None  # the reference does not beat its base: no tiers fit
+
+
+@pytest.mark.slow
+def test_calibrate_small_trains_the_real_model_and_measures_it_against_its_base(tmp_path):
+    """Two small-profile steps of the grpo_format reference on SmolLM2 (about 6 minutes on 2 cores): the record
+    names the model and its GGUF file, and holds the base model's rate beside the reference's."""
+    from helpers import small_model
+
+    out = tmp_path / "calibration"
+    run = subprocess.run([sys.executable, "-m", "autograder", "calibrate", "--out", str(out), "--profile", "small",
+                          "--assignment", "grpo_format"], capture_output=True, text=True, timeout=1500,
+                         env={**os.environ, "COURSE_MAX_STEPS": "2", "COURSE_MAX_EVAL": "8"})
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    measured = json.loads((out / "calibration.json").read_text())["assignments"]["grpo_format"]
+    assert measured["error"] is None and measured["steps"] == 2 and measured["seconds_per_step"] > 0
+    evaluation = measured["evaluation"]
+    assert evaluation["model"] == small_model.SMALL_MODEL_ID and evaluation["gguf_sha256"] == small_model.GGUF_SHA256
+    assert 0 <= evaluation["base_rate"] <= 1 and 0 <= evaluation["rate"] <= 1 and evaluation["total"] == 60
+    assert "quarter of the run" in measured["printed"]["plot"]
+    assert "the base model alone" in run.stdout
+
+
 @pytest.mark.slow
 def test_calibrate_tiny_runs_the_reference_and_writes_the_record_and_page(tmp_path, tiny_model_dir):
     out = tmp_path / "calibration"

@@ -270,3 +270,21 @@ def test_a_wrong_value_is_not_blamed_on_generators(name):
         verdict = hidden_tests.judge(test, {"observations": observe.values}, expected, name)
         assert verdict.score == score and says in " ".join(verdict.failures), verdict
     assert "len()" not in hidden_tests.judge(test, {"observations": {}}, expected, name).failures[0]
+
+
+def test_a_malformed_array_report_is_refused_before_anything_regroups_it():
+    """Issue 40: a 15 KB report whose shape disagrees with its values cannot make the grader build a huge list."""
+    from autograder.grading import compare, hidden_tests
+
+    forged = [{"type": "array", "values": [1.0] * 2500, "shape": [1] * 2500},
+              {"type": "array", "values": [1.0], "shape": [10**9, 0, 10**9]},
+              {"type": "array", "values": [1.0, 2.0], "shape": [3]},
+              {"type": "array", "values": [1.0], "shape": [1.5]},
+              {"type": "array", "values": [1.0], "shape": [True]}]
+    for observation in forged:
+        with pytest.raises(hidden_tests.Unusable, match="malformed"):
+            hidden_tests.decode(observation)
+        assert compare.numeric(observation) is None
+    assert hidden_tests.decode({"type": "array", "values": [1, 2, 3, 4, 5, 6], "shape": [2, 3]}) == [[1, 2, 3], [4, 5, 6]]
+    assert hidden_tests.decode({"type": "array", "values": [7.5], "shape": []}) == 7.5
+    assert hidden_tests.decode({"type": "array", "values": [], "shape": [0, 4]}) == []

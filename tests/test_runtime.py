@@ -36,6 +36,15 @@ def test_require_gpu_only_when_the_profile_needs_one(local, no_cuda, monkeypatch
     assert "COURSE_PROFILE=tiny" in message
 
 
+def test_the_small_profile_needs_no_gpu_and_an_assignment_without_one_says_so(local, no_cuda, monkeypatch):
+    monkeypatch.setenv("COURSE_PROFILE", "small")
+    assert runtime.require_gpu("grpo_format", "training") == "small"
+    with pytest.raises(profiles.ProfileError) as error:
+        runtime.require_gpu("math_grpo", "training")
+    message = str(error.value)
+    assert "\n" not in message and message.startswith("math_grpo has no small profile (it runs in: tiny, full)")
+
+
 def test_require_gpu_on_colab_says_how_to_switch_the_runtime(local, no_cuda, monkeypatch):
     colab_fake.install(monkeypatch)
     monkeypatch.delenv("COURSE_PROFILE", raising=False)  # Colab's default: auto

@@ -14,9 +14,10 @@ process that keeps the base model loaded across submissions, checked unchanged a
   rules (``autograder.evaluators.adapters``: plain LoRA, rank cap, target modules, safetensors,
   finite values) and when its ``course_kit_adapter.json`` names this profile's base model;
   attached with a clean config built by the grader (never the file's own options);
-- 60 held-out prompts: the chat template with ``helpers.lm.THINK_ANSWER_SYSTEM_PROMPT`` and a
-  question ``PHRASINGS[i % 6].format(a, b)`` with ``a, b = rng.randint(10, 99), rng.randint(1, 9)``
-  from ``random.Random(20250611)`` (phrasings the notebook never trains on);
+- 60 held-out prompts: the chat template of ``helpers.lm.think_answer_messages`` (the system prompt,
+  the small profile's worked examples) and a question ``PHRASINGS[i % 6].format(a, b)`` with
+  ``a, b = rng.randint(10, 99), rng.randint(1, 9)`` from ``random.Random(20250611)`` (phrasings the
+  notebook never trains on);
 - greedy decoding with ``helpers.grpo``'s own rollout code in batches of 32 prompts, ``max_new_tokens``
   from ``MAX_NEW_TOKENS`` below; a completion adheres when ``TEMPLATE.fullmatch(text.strip())``.
   Several submissions' adapters may be decoded together (:meth:`Evaluator.measure_many`, up to
@@ -48,7 +49,7 @@ PHRASINGS = ("How much is {a} plus {b}?", "Calculate {a} + {b}.", "Find the sum 
 SEED = 20250611
 PROMPTS = 60
 BATCH = 32
-MAX_NEW_TOKENS = {"tiny": 48, "full": 128}
+MAX_NEW_TOKENS = {"tiny": 48, "small": 48, "full": 128}
 BODY = r"(?:(?!</?(?:think|answer)>)[\s\S])*"  # any text without a tag in it
 TEMPLATE = re.compile("<think>\n" + BODY + "\n</think>\n<answer>\n" + BODY + "\n</answer>")
 
@@ -94,9 +95,8 @@ class Evaluator:
         self.tokenizer = lm.load_tokenizer(self.name)
         self.shared = SharedBase(lambda: lm.load_model(self.name))
         self.base_model = lm.base_model_identity(self.shared.model)
-        self.prompts = [self.tokenizer.apply_chat_template(
-            [{"role": "system", "content": lm.THINK_ANSWER_SYSTEM_PROMPT}, {"role": "user", "content": q}],
-            tokenize=False, add_generation_prompt=True) for q in questions()]
+        self.prompts = [self.tokenizer.apply_chat_template(lm.think_answer_messages(q, profile), tokenize=False,
+                                                           add_generation_prompt=True) for q in questions()]
         self.max_new_tokens = MAX_NEW_TOKENS.get(profile, 128)
         self.slots = decode_slots(next(self.shared.model.parameters()).device.type)
 

@@ -164,8 +164,7 @@ class EvaluatorProcess:
 
 def _host_caches() -> dict[str, str]:
     """Without isolation: the hub and datasets caches by path, never HF_HOME (it holds the token)."""
-    names = {"hub": "HF_HUB_CACHE", "datasets": "HF_DATASETS_CACHE", "math": "COURSE_MATH_SOURCE"}
-    return {names[k]: v for k, v in {**filesystem.hf_cache_folders(), **filesystem.data_folders()}.items()}
+    return filesystem.cache_env({**filesystem.hf_cache_folders(), **filesystem.data_folders()})
 
 
 def artifact_digest(folder: Path) -> str:

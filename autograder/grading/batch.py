@@ -44,15 +44,17 @@ def parse_deadline(text: str) -> datetime:
     return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
-def check_tiny_model(assignments: list[Assignment], profile: str, log=None) -> None:
-    """Kernels see the kit read-only: check once, before grading, that the shipped tiny model is
-    intact (a broken one would otherwise cost every submission its model-based checks)."""
-    if profile != "tiny" or not any(a.uses_tiny_model or a.evaluator for a in assignments):
+def check_models(assignments: list[Assignment], profile: str, log=None) -> None:
+    """Kernels see the kit and its model cache read-only: check once, before grading, that the profile's
+    local model is usable (the shipped tiny model intact; the small profile's SmolLM2 converted into the
+    kit's cache, which takes about 20 s the first time), since a broken one would otherwise cost every
+    submission its model-based checks."""
+    if profile not in ("tiny", "small") or not any(a.uses_tiny_model or a.evaluator for a in assignments):
         return
-    run = subprocess.run([sys.executable, "-c", "from helpers import lm; print(lm.resolve_model('tiny', 'unused'))"],
-                         capture_output=True, text=True)
+    code = f"from helpers import lm; print(lm.resolve_model({profile!r}, 'unused'))"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if run.returncode != 0 and log:
-        log(f"warning: the tiny model is not usable ({(run.stderr.strip().splitlines() or ['?'])[-1]})")
+        log(f"warning: the {profile} profile's model is not usable ({(run.stderr.strip().splitlines() or ['?'])[-1]})")
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,7 @@ class Request:
     workers: int = 1
     """Submissions graded at once on this machine."""
     profile: str = "tiny"
-    """``tiny``, ``full`` or ``auto`` (``full`` where a GPU is found)."""
+    """``tiny``, ``small``, ``full`` or ``auto`` (``full`` where a GPU is found)."""
     deadline: datetime | str | None = None
     late_penalty: float = 0.0
     """Fraction of the points taken per day late."""
@@ -102,6 +104,9 @@ def plan(submissions: Path, out: Path, assignments: list[Assignment], request: R
                         kernel_threads=threads_per_job(min(max(1, request.workers), len(jobs)))
                         if request.ray_address is None and jobs else 0)
     for assignment in needed:  # an evaluator unknown to this grader stops the batch here, not per student
+        if not assignment.runs_in(settings.profile):
+            raise ValueError(f"{assignment.id} has no {settings.profile} profile (it runs in: "
+                             f"{', '.join(assignment.needs_gpu)}): grade it with --profile set to one of those")
         evaluators.declared(assignment, settings.profile)
     isolation = probe(requested)  # SandboxError when "required" and unavailable
     if log:
@@ -112,7 +117,7 @@ def plan(submissions: Path, out: Path, assignments: list[Assignment], request: R
             "bubblewrap for marks that count. See docs/GRADING.md.")
     if settings.lms:
         (Path(out) / "lms.json").write_text(json.dumps(settings.lms, indent=2))
-    check_tiny_model(needed, settings.profile, log)
+    check_models(needed, settings.profile, log)
     return jobs, by_id, settings
 
 

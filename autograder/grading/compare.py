@@ -48,6 +48,16 @@ def tolerance_class(observed: dict, expected: dict) -> str | None:
     return _loosest([p for p in (got, want) if p])
 
 
+MAX_DIMENSIONS = 8
+
+
+def well_formed_array(values, shape) -> bool:
+    """An array observation's values and shape agree: a short list of non-negative integer sizes whose product
+    is the number of values (one value for a 0-d array). A forged report fails here before anything regroups it."""
+    return (isinstance(values, list) and isinstance(shape, list) and len(shape) <= MAX_DIMENSIONS
+            and all(type(size) is int and size >= 0 for size in shape) and math.prod(shape) == len(values))
+
+
 def numeric(observation: dict):
     """(shape, flat values) of a number, an array or a rectangular list of numbers; else None."""
     kind = observation.get("type")
@@ -56,9 +66,7 @@ def numeric(observation: dict):
     if kind == "array":
         values = observation.get("values")
         shape = observation.get("shape")
-        if isinstance(values, list) and isinstance(shape, list):
-            return tuple(shape), values
-        return None
+        return (tuple(shape), values) if well_formed_array(values, shape) else None
     if kind in ("list", "tuple"):
         items = observation.get("items")
         if not isinstance(items, list):

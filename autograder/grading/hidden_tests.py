@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from autograder.grading.compare import describe, difference
+from autograder.grading.compare import describe, difference, well_formed_array
 
 HIDDEN_CALL = re.compile(r"hidden_test\(\s*['\"](?P<assignment>\w+)['\"]\s*,\s*['\"](?P<test>\w+)['\"]"
                          r"(?:\s*,\s*['\"](?P<cell>\w+)['\"])?\s*\)")
@@ -154,7 +154,7 @@ def decode(observation):
     """Python values from an observation: numbers, str, lists, dicts; arrays as nested lists."""
     kind = observation.get("type")
     if kind == "array":
-        values, shape = list(observation["values"]), list(observation["shape"])
+        values, shape = _checked_array(observation)
         for size in reversed(shape[1:]):
             values = [values[i:i + size] for i in range(0, len(values), size)] if size else []
         return values if shape else values[0]
@@ -165,6 +165,15 @@ def decode(observation):
     if kind == "object":
         return observation
     return observation.get("value")
+
+
+def _checked_array(observation: dict) -> tuple[list, list[int]]:
+    """(values, shape) of an array observation, refused unless they agree (``compare.well_formed_array``): a
+    forged report must not make the grader regroup a small list into a huge nested one."""
+    values, shape = observation.get("values"), observation.get("shape")
+    if not well_formed_array(values, shape):
+        raise Unusable("the reported array is malformed (its shape does not match its values)")
+    return values, shape
 
 
 @dataclass

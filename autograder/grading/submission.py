@@ -273,8 +273,7 @@ def _run_job(sub: Submission, ws: Workspace, notebook: Path, measurement: dict |
 
 
 def _host_cache_env() -> dict[str, str]:
-    names = {"hub": "HF_HUB_CACHE", "datasets": "HF_DATASETS_CACHE", "math": "COURSE_MATH_SOURCE"}
-    return {names[k]: v for k, v in {**filesystem.hf_cache_folders(), **filesystem.data_folders()}.items()}
+    return filesystem.cache_env({**filesystem.hf_cache_folders(), **filesystem.data_folders()})
 
 
 def run_job_process(course: Path, assignment_id: str, student: str, env: dict, timeout: float,

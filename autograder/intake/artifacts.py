@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 from autograder.evaluators.adapters import AdapterRefused, check
-from autograder.manifest import Assignment
+from autograder.manifest import PROFILES, Assignment
 
 ADAPTER_MANIFEST = "course_kit_adapter.json"
 
@@ -29,8 +29,8 @@ def _trained_profile(folder: Path) -> tuple[str | None, str]:
         return None, ""
     model = str(data.get("base_model", ""))
     profile = data.get("profile")
-    if profile not in ("tiny", "full") and model:
-        profile = "tiny" if model.startswith("course-kit/") else "full"
+    if profile not in PROFILES and model:
+        profile = "tiny" if model.startswith("course-kit/") else "small" if "@gguf-sha256:" in model else "full"
     return profile, model
 
 
@@ -52,11 +52,11 @@ def check_artifacts(folder: Path, assignment: Assignment, profile: str | None = 
             notes.append(f"artifact {relative} was refused and not used: {error}")
             continue
         trained, model = _trained_profile(path)
-        if profile and trained in ("tiny", "full") and trained != profile and mismatch is None:
+        if profile and trained in PROFILES and trained != profile and mismatch is None:
             mismatch = (f"artifact {relative} was trained in the {trained} profile (base model {model!r}) but is "
                         f"graded in the {profile} profile: the checks that load it cannot use it, and its tier "
                         "points are not given. "
                         + ("Train it again on a GPU runtime (full profile) and resubmit."
                            if profile == "full" else
-                           "Grade with --profile full, or train it again in the tiny profile."))
+                           f"Grade with --profile {trained}, or train it again in the {profile} profile."))
     return notes, mismatch

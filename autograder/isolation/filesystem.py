@@ -64,10 +64,28 @@ def hf_cache_folders() -> dict[str, str]:
     return {name: str(Path(path).resolve()) for name, path in found.items() if Path(path).is_dir()}
 
 
+CACHE_VARIABLES = {"hub": "HF_HUB_CACHE", "datasets": "HF_DATASETS_CACHE", "math": "COURSE_MATH_SOURCE",
+                   "kit": "COURSE_KIT_CACHE"}
+"""The environment variable that names each cache or data folder a notebook reads."""
+
+
 def data_folders() -> dict[str, str]:
-    """Folders named by the grader's environment that notebooks read (``COURSE_MATH_SOURCE``)."""
+    """Folders named by the grader's environment that notebooks read (``COURSE_MATH_SOURCE``), and the kit's
+    own model cache once the small profile's model is converted there (``COURSE_KIT_CACHE``)."""
+    from helpers import small_model
+
+    found = {}
     value = os.environ.get("COURSE_MATH_SOURCE", "")
-    return {"math": str(Path(value).resolve())} if value and Path(value).is_dir() else {}
+    if value and Path(value).is_dir():
+        found["math"] = str(Path(value).resolve())
+    if small_model.folder().is_dir():
+        found["kit"] = str(small_model.cache_root().resolve())
+    return found
+
+
+def cache_env(folders: dict[str, str]) -> dict[str, str]:
+    """{environment variable: path} for folders named as :func:`hf_cache_folders` and :func:`data_folders` name them."""
+    return {CACHE_VARIABLES[name]: path for name, path in folders.items()}
 
 
 def world_readable(root: str) -> bool:
@@ -121,7 +139,6 @@ def stage_caches(scratch: Path, other_uid: bool, log=None) -> tuple[list[tuple[s
 
 def _stage(scratch: Path, other_uid: bool, log) -> tuple[list[tuple[str, str]], dict[str, str]]:
     mounts, env = [], {}
-    variables = {"hub": "HF_HUB_CACHE", "datasets": "HF_DATASETS_CACHE", "math": "COURSE_MATH_SOURCE"}
     for name, path in {**hf_cache_folders(), **data_folders()}.items():
         inside = f"{CACHE_INSIDE}/{name}"
         source = path
@@ -133,7 +150,7 @@ def _stage(scratch: Path, other_uid: bool, log) -> tuple[list[tuple[str, str]], 
                 copy_readable(path, Path(source))
                 os.chmod(Path(scratch) / "caches", 0o755)
         mounts.append((source, inside))
-        env[variables[name]] = inside
+        env[CACHE_VARIABLES[name]] = inside
     return mounts, env
 
 

@@ -31,10 +31,13 @@ def _run(name: str, run: dict, profile: str) -> str:
     evaluation = run.get("evaluation")
     if evaluation:
         rate = evaluation.get("rate")
-        html.append(f"<p>The reference's own held-out adherence, measured by the grader: "
+        base = evaluation.get("base_rate")
+        html.append(f"<p>The reference's own rate, measured by the grader: "
                     f"<b>{'not measured: ' + escape(str(evaluation.get('error'))) if rate is None else f'{rate:.1%}'}"
-                    f"</b> ({evaluation.get('hits')}/{evaluation.get('total')}).</p><table>"
-                    "<tr><th>tier</th><th>threshold</th><th>margin</th><th></th></tr>")
+                    f"</b> of {evaluation.get('total')}"
+                    + ("" if base is None else f"; the base model alone: <b>{base:.1%}</b>")
+                    + (f" ({escape(evaluation['model'])})" if evaluation.get("model") else "")
+                    + ".</p><table><tr><th>tier</th><th>threshold</th><th>margin</th><th></th></tr>")
         for gid, tier in evaluation["tiers"].items():
             verdict = '<td class="ok">reachable</td>' if tier["reachable"] else '<td class="bad">out of reach</td>'
             margin = "" if tier["margin"] is None else f"{tier['margin']:+.1%}"

@@ -285,6 +285,7 @@ def test_a_malformed_array_report_is_refused_before_anything_regroups_it():
         with pytest.raises(hidden_tests.Unusable, match="malformed"):
             hidden_tests.decode(observation)
         assert compare.numeric(observation) is None
-    assert hidden_tests.decode({"type": "array", "values": [1, 2, 3, 4, 5, 6], "shape": [2, 3]}) == [[1, 2, 3], [4, 5, 6]]
+    grid = {"type": "array", "values": [1, 2, 3, 4, 5, 6], "shape": [2, 3]}
+    assert hidden_tests.decode(grid) == [[1, 2, 3], [4, 5, 6]]
     assert hidden_tests.decode({"type": "array", "values": [7.5], "shape": []}) == 7.5
     assert hidden_tests.decode({"type": "array", "values": [], "shape": [0, 4]}) == []

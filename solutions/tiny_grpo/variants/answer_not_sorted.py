@@ -5,6 +5,6 @@ KIND = "wrong"
 EXPECTED = {"test_sanity_table": 0, "test_eval_improvement": 0}
 PATCHES = [
     ('dataset',
-     'return " ".join(sorted(found.group(1).split()))',
-     'return " ".join(found.group(1).split())'),
+     'return " ".join(sorted(found[-1].split()))',
+     'return " ".join(found[-1].split())'),
 ]

@@ -59,6 +59,9 @@ ADDITION_QUESTION_TEMPLATES = (
 )
 
 SORT_PROMPT_TEMPLATE = "Sort the digits: {digits}\nSorted:"
+SORT_EXAMPLES = tuple((SORT_PROMPT_TEMPLATE.format(digits=q), a) for q, a in (("3 1 2", "1 2 3"), ("9 4 7", "4 7 9")))
+"""(prompt, answer) turns tiny_grpo's reference shows SmolLM2 before each sorting prompt (22 % of its 3-digit
+samples are then right; without them none of 3-6 digits are)."""
 
 PAD_TOKEN = "<|pad|>"
 EOS_TOKEN = "<|im_end|>"

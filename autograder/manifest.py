@@ -119,9 +119,10 @@ class Assignment:
     """Calibration variants, one file each in ``solutions/<id>/variants/`` (``authoring.variants``)."""
     order: int = 100
     """Where the assignment comes in the course (lower first; ties by id): releases, the demo, reports."""
-    needs_gpu: Mapping[str, bool] = field(default_factory=lambda: dict.fromkeys(PROFILES, False))
+    needs_gpu: Mapping[str, bool] = field(default_factory=lambda: {"tiny": False, "full": False})
     """profile -> whether grading (and the notebook) needs a CUDA GPU there; the profiles listed are the ones the
-    assignment runs in (a notebook started in another one stops with a line naming them)."""
+    assignment runs in (a notebook started in another one stops with a line naming them). The default leaves
+    out ``small``: an assignment opts in once its recipe has been calibrated on the real model."""
     artifacts: tuple[str, ...] = ()
     """Folders (relative to the notebook) students submit beside it."""
     adapters: AdapterRules | None = None

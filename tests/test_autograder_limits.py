@@ -150,3 +150,28 @@ def test_the_memory_limit_counts_the_whole_process_tree(tmp_path):
     started = time.monotonic()
     assert tree.wait(timeout=60) != 0 and time.monotonic() - started < 50
     assert "passed the 400 MiB limit" in (tmp_path / "memory").read_text()
+
+
+def test_the_grading_jobs_own_memory_is_bounded():
+    """Issue 40: the job's process (the judges) is killed past its budget; ``wait_bounded`` says why."""
+    from autograder.isolation import processes
+
+    greedy = subprocess.Popen([sys.executable, "-c", "import time; x = bytearray(400 * 2**20); x[::4096] = b'1' * "
+                               "len(x[::4096]); time.sleep(60)"])
+    code, over = processes.wait_bounded(greedy.pid, greedy.poll, timeout=30, memory_mb=200)
+    greedy.wait()
+    assert (code, over) == (None, "memory")
+    quick = subprocess.Popen([sys.executable, "-c", "pass"])
+    assert processes.wait_bounded(quick.pid, quick.poll, timeout=30, memory_mb=200) == (0, "")
+    slow = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    assert processes.wait_bounded(slow.pid, slow.poll, timeout=0.5, memory_mb=0) == (None, "timeout")
+    slow.wait()
+
+
+def test_a_job_killed_for_the_graders_memory_scores_zero_with_a_line():
+    from autograder.grading import status
+
+    facts = status.Facts(summary=None, hard_timeout=False, grader_memory=True, memory_marked=False, mismatch=None,
+                         cell_timeout=60, notebook_timeout=600, memory_mb=4096)
+    code, lines = status.decide(facts, 0.0, 10.0)
+    assert code == "crashed" and "scores 0" in lines[0]

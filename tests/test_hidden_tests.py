@@ -289,3 +289,50 @@ def test_a_malformed_array_report_is_refused_before_anything_regroups_it():
     assert hidden_tests.decode(grid) == [[1, 2, 3], [4, 5, 6]]
     assert hidden_tests.decode({"type": "array", "values": [7.5], "shape": []}) == 7.5
     assert hidden_tests.decode({"type": "array", "values": [], "shape": [0, 4]}) == []
+
+
+def test_a_malformed_report_is_refused_once_before_any_judge_reads_it():
+    """Issue 40: types, shapes, sizes and nesting are checked in one place (``hidden_tests.validate``)."""
+    def report(observation):
+        return _message(json.dumps({"observations": {"a": observation}}))
+
+    refused = {"unknown type": {"type": "tensor", "value": 1},
+               "shape": {"type": "array", "values": [1.0] * 2500, "shape": [1] * 2500},
+               "not numbers": {"type": "array", "values": ["x"], "shape": [1]},
+               "a number as a string": {"type": "float", "value": "1.0"},
+               "a list without items": {"type": "list"},
+               "nesting": json.loads('{"type": "list", "items": [' * 20 + '{"type": "none"}' + ']}' * 20)}
+    for why, observation in refused.items():
+        found, problem, _ = take_report([report(observation)])
+        assert found is None and problem.startswith("it could not be judged"), why
+    many = {"type": "list", "items": [{"type": "array", "values": [0] * 400_000, "shape": [400_000]}] * 6}
+    with pytest.raises(hidden_tests.Malformed, match="more than"):
+        hidden_tests.validate({"observations": {"a": many}})
+    fine = {"type": "list", "items": [{"type": "array", "values": [1, 2.5, None], "shape": [3]},
+                                      {"type": "error", "error": "ValueError", "message": "no"}]}
+    assert take_report([report(fine)])[1] is None
+
+
+def test_a_judge_past_its_time_budget_fails_the_cell_and_the_grader_goes_on(tmp_path, monkeypatch):
+    folder = tmp_path / "tests"
+    folder.mkdir()
+    (folder / "test_slow.py").write_text('TODO = "slow"\n\n\ndef probe(nb, observe):\n    pass\n\n\n'
+                                         'def judge(check):\n    while True:\n        pass\n')
+    monkeypatch.setattr(hidden_tests, "JUDGE_SECONDS", 0.2)
+    verdict = hidden_tests.judge(hidden_tests.load(folder)["test_slow"], {"observations": {}}, {}, "test_slow")
+    assert verdict.score == 0 and "could not be judged (judging took more than 0.2 s)" in verdict.failures[0]
+
+
+def test_nan_never_passes_a_rule_or_a_comparison():
+    """Issue 40: a NaN reward is not a number a rule can accept ("scores what it claims" held for NaN)."""
+    import sys
+
+    sys.path.insert(0, str(REPO_ROOT / "solutions" / "tiny_grpo" / "tests"))
+    try:
+        from _rules import numbers
+    finally:
+        sys.path.pop(0)
+    assert numbers([0.5, float("nan")]) is None and numbers([float("inf")]) is None and numbers([1, 0.5]) == [1.0, 0.5]
+    from autograder.grading.compare import difference
+
+    assert difference({"type": "float", "value": float("nan")}, {"type": "float", "value": 1.0}) is not None

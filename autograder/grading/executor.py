@@ -97,6 +97,10 @@ def take_report(outputs: list) -> tuple[dict | None, str | None, list]:
         return None, "it could not be read", rest
     if not isinstance(report, dict) or not isinstance(report.get("observations"), dict):
         return None, "it could not be read", rest
+    try:
+        hidden_tests.validate(report)
+    except hidden_tests.Malformed as why:
+        return None, f"it could not be judged: {why}", rest
     return report, None, rest
 
 

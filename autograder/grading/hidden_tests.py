@@ -18,10 +18,13 @@ generate`` from the solution notebook, see ``autograder.authoring.expected``), c
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib.util
 import json
 import re
+import signal
 import sys
+import threading
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -150,6 +153,73 @@ def decoded(report: dict) -> dict:
     return found
 
 
+MAX_VALUES = 2_000_000
+"""Scalars one report may hold in all (the kernel sends at most 200,000; a forged report gets no more)."""
+MAX_STRING = 200_000
+MAX_DEPTH = 12
+KINDS = {"int", "float", "bool", "str", "none", "array", "list", "tuple", "dict", "object", "error"}
+
+
+class Malformed(ValueError):
+    """A report the judges must never see: what is wrong with it, in one line."""
+
+
+def validate(report: dict) -> None:
+    """Raise :class:`Malformed` unless every observation of ``report`` is a well-formed value of a known type
+    within the size budget: the one place a report is checked before any judge (or decoding) reads it."""
+    budget = [MAX_VALUES]
+    for label, observation in report.get("observations", {}).items():
+        if not isinstance(label, str) or len(label) > 1000:
+            raise Malformed("a label that is not a short string")
+        _check(observation, 0, budget)
+    error = report.get("error")
+    if error is not None and not (isinstance(error, dict) and error.get("type") == "error"):
+        raise Malformed("its error is not an error observation")
+
+
+def _spend(budget: list, count: int) -> None:
+    budget[0] -= count
+    if budget[0] < 0:
+        raise Malformed(f"it holds more than {MAX_VALUES:,} values")
+
+
+def _check(observation, depth: int, budget: list) -> None:
+    if not isinstance(observation, dict) or observation.get("type") not in KINDS:
+        raise Malformed("an observation of unknown type")
+    if depth > MAX_DEPTH:
+        raise Malformed("an observation nested too deeply")
+    kind = observation["type"]
+    _spend(budget, 1)
+    if kind == "array":
+        values, shape = observation.get("values"), observation.get("shape")
+        if not well_formed_array(values, shape):
+            raise Malformed("an array whose shape does not match its values")
+        _spend(budget, len(values))
+        if not all(type(v) in (int, float, bool) or v is None for v in values):
+            raise Malformed("an array holding something other than numbers")
+    elif kind in ("list", "tuple"):
+        items = observation.get("items")
+        if not isinstance(items, list):
+            raise Malformed(f"a {kind} without items")
+        for item in items:
+            _check(item, depth + 1, budget)
+    elif kind == "dict":
+        items = observation.get("items")
+        if not isinstance(items, dict):
+            raise Malformed("a dict without items")
+        for item in items.values():
+            _check(item, depth + 1, budget)
+    elif kind in ("int", "float", "bool"):
+        if type(observation.get("value")) not in (int, float, bool):
+            raise Malformed(f"a {kind} that is not a number")
+    elif kind == "str":
+        if not isinstance(observation.get("value"), str) or len(observation["value"]) > MAX_STRING:
+            raise Malformed("a string that is not one or is too long")
+    for key in ("message", "error", "class", "repr", "dtype", "library"):
+        if key in observation and (not isinstance(observation[key], str) or len(observation[key]) > MAX_STRING):
+            raise Malformed(f"an observation whose {key} is not a short string")
+
+
 def decode(observation):
     """Python values from an observation: numbers, str, lists, dicts; arrays as nested lists."""
     kind = observation.get("type")
@@ -257,6 +327,33 @@ def _cause(report) -> str:
         else "AssertionError"
 
 
+JUDGE_SECONDS = 60
+"""Time one judge may take: a judge reads a bounded report, so only a forged one could take longer."""
+
+
+class JudgeTimeout(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def time_budget(seconds: float):
+    """Raise :class:`JudgeTimeout` in the block past ``seconds`` (main thread only: SIGALRM; elsewhere no limit)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum, frame):
+        raise JudgeTimeout(f"judging took more than {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def _default_judge(check: Check) -> None:
     check.same_all()
 
@@ -272,7 +369,10 @@ def judge(test: HiddenTest, report, expected: dict | None, grade_id: str, partia
                   getattr(test.module, "HINTS", {}), measurement)
     stopped = (report or {}).get("error")
     try:
-        (getattr(test.module, "judge", None) or _default_judge)(check)
+        with time_budget(JUDGE_SECONDS):
+            (getattr(test.module, "judge", None) or _default_judge)(check)
+    except JudgeTimeout as late:
+        check.failures.append(f"the result could not be judged ({late})")
     except Unusable as missing:
         check.failures.append(str(missing))
     except Exception as error:  # noqa: BLE001 - a judge that cannot read a result fails the check, never the batch

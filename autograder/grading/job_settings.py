@@ -13,6 +13,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 JOB_VARIABLE = "AUTOGRADER_JOB"
+JOB_MEMORY_MB = 4096
+"""What the grading job's own process (nbgrader and the judges, never the kernel) may hold; a job past it is
+killed and its submission scores 0. ``COURSE_GRADER_JOB_MB`` overrides it."""
 
 
 @dataclass(frozen=True)

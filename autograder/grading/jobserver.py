@@ -1,14 +1,14 @@
 """A fork server for ``autograder.grading.job``: nbgrader is imported once per grading worker, not once
 per submission (2-10 s each on a busy 2-core machine).
 
-    server = JobServer();  code, log = server.run(course, assignment, student, env, timeout)
+    server = JobServer();  code, log, over = server.run(course, assignment, student, env, timeout, memory_mb)
 
 The server process imports nbgrader and the job module, then for each request forks a child
 that runs ``job.main`` in its own session with the request's environment, its output in a log
-file. The parent waits (killing the child's whole process tree past ``timeout``) and answers
-with the exit code, or ``null`` for a timeout. It runs as the grader and never runs student code
-(the kernels the child starts are sandboxed). If the server itself dies, ``run`` says so and the
-caller starts a new one.
+file. The parent waits (killing the child's whole process tree past ``timeout``, or once the child
+itself holds more than ``memory_mb``) and answers with the exit code, or ``null`` and why it was
+killed. It runs as the grader and never runs student code (the kernels the child starts are
+sandboxed). If the server itself dies, ``run`` says so and the caller starts a new one.
 """
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from autograder.isolation import processes
@@ -37,19 +36,21 @@ class JobServer:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def run(self, course: Path, assignment: str, student: str, env: dict, timeout: float) -> tuple[int | None, str]:
+    def run(self, course: Path, assignment: str, student: str, env: dict, timeout: float,
+            memory_mb: int) -> tuple[int | None, str, str]:
+        """(exit status or None, the job's log, "" or why it was killed: "timeout" or "memory")."""
         fd, log_path = tempfile.mkstemp(prefix="agjob-", suffix=".log")
         os.close(fd)
         try:
             request = {"course": str(course), "assignment": assignment, "student": student, "env": env,
-                       "timeout": timeout, "log": log_path}
+                       "timeout": timeout, "memory_mb": memory_mb, "log": log_path}
             self.proc.stdin.write(json.dumps(request) + "\n")
             self.proc.stdin.flush()
             line = self.proc.stdout.readline()
             if not line:
                 raise RuntimeError("the job server stopped")
-            code = json.loads(line).get("exit")
-            return code, Path(log_path).read_text(errors="replace")
+            answer = json.loads(line)
+            return answer.get("exit"), Path(log_path).read_text(errors="replace"), answer.get("over") or ""
         finally:
             os.unlink(log_path)
 
@@ -128,16 +129,15 @@ def serve() -> None:
                 sys.stdout.flush()
                 sys.stderr.flush()
                 os._exit(code)
-        deadline = time.monotonic() + float(request["timeout"])
-        status = None
-        while True:
+        reaped = {}
+
+        def exit_code(pid=pid, reaped=reaped):
             done, raw = os.waitpid(pid, os.WNOHANG)
             if done:
-                status = os.waitstatus_to_exitcode(raw)
-                break
-            if time.monotonic() > deadline:
-                processes.kill_tree(pid)
-                os.waitpid(pid, 0)
-                break
-            time.sleep(0.05)
-        print(json.dumps({"exit": status}), flush=True)
+                reaped["status"] = os.waitstatus_to_exitcode(raw)
+            return reaped.get("status")
+
+        status, over = processes.wait_bounded(pid, exit_code, float(request["timeout"]), int(request["memory_mb"]))
+        if over:
+            os.waitpid(pid, 0)
+        print(json.dumps({"exit": status, "over": over}), flush=True)

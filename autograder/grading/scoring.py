@@ -60,7 +60,7 @@ def progress_scores(state: Path) -> dict[str, float]:
     return scores
 
 
-def score_cells(result: Result, autograded: Path | None, record: dict | None, state: Path) -> None:
+def score_cells(result: Result, autograded: Path | None, record: dict | None, state: Path | None) -> None:
     """Set ``result.cells`` scores; never more than every source agrees on, never below 0."""
     points = {name: pair[1] for name, pair in result.cells.items()}
     if autograded is not None and autograded.exists():
@@ -69,7 +69,7 @@ def score_cells(result: Result, autograded: Path | None, record: dict | None, st
         saved = {name: grades.get(f"{result.assignment}/{name}", {}).get("auto_score") for name in points}
         sources.append({name: float(v) for name, v in saved.items() if v is not None})
     else:
-        sources = [progress_scores(state)]
+        sources = [progress_scores(state) if state is not None else {}]
     for name in points:
         candidates = [source.get(name, 0.0) if i == 0 else source[name]
                       for i, source in enumerate(sources) if i == 0 or name in source]

@@ -8,7 +8,7 @@ Never from log text. In order of precedence:
 ``timeout``        a cell passed the per-cell limit, or the notebook its whole-notebook limit
                    (points earned before are kept)
 ``out-of-memory``  the kernel passed its memory limit (a ``MemoryError`` or the watchdog's mark)
-``crashed``        the kernel died, or the grading job itself ended without a summary
+``crashed``        the kernel died, or the grading job ended without a summary or past its own memory budget
 ``wrong-profile``  an artifact was trained in the other profile (tier cells score 0)
 ``failed-tests``   some autograded points were lost
 ``ok``             full autograded points
@@ -31,6 +31,8 @@ class Facts:
     """None: the job left no summary (killed at the hard limit, or by something it started)."""
     hard_timeout: bool
     """The job was killed at the notebook's hard time limit."""
+    grader_memory: bool
+    """The job's own process (the judges, never the kernel) passed the grader's memory budget and was killed."""
     memory_marked: bool
     """The kernel's watchdog or the sandbox's cgroup recorded passing the memory limit."""
     mismatch: str | None
@@ -48,6 +50,10 @@ def decide(facts: Facts, score: float, max_score: float) -> tuple[str, list[str]
     """(status, feedback lines saying why)."""
     summary = facts.summary
     enames = set(summary.enames) if summary else set()
+    if facts.grader_memory:
+        return "crashed", ["judging this notebook's results needed more memory than the grader allows (a result far "
+                           "larger than any check asks for): the submission scores 0; tell the course staff if "
+                           "that looks wrong"]
     if facts.hard_timeout or (summary is not None and summary.stop_code == "notebook-timeout"):
         return "timeout", [f"grading stopped at the {facts.notebook_timeout} s limit for the whole notebook; "
                            "later cells did not run (points earned before are kept)"]

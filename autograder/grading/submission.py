@@ -24,6 +24,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.grading import scoring, status
-from autograder.grading.job_settings import JOB_VARIABLE, JobSettings
+from autograder.grading.job_settings import JOB_MEMORY_MB, JOB_VARIABLE, JobSettings
 from autograder.grading.kernel_env import kernel_env, sandbox_spec
 from autograder.grading.outcome import JobSummary, Outcome, Result, Settings
 from autograder.grading.workspace import Workspace
@@ -160,18 +161,22 @@ def _grade_in(sub: Submission, ws: Workspace, result: Result, evaluators, jobs) 
         result.measurements = pool.measure(declared, notebook.parent, sub.settings, sub.gpu)
         result.measurements[declared["name"]]["thresholds"] = dict(declared["tiers"])
         watch.lap("measure")
-    summary, hard_timeout = _run_job(sub, ws, notebook, result.measurements.get(declared["name"]) if declared else None,
-                                     jobs)
+    summary, killed = _run_job(sub, ws, notebook, result.measurements.get(declared["name"]) if declared else None, jobs)
     watch.lap("job")
     if summary:
         result.timings.update({f"job.{k}": v for k, v in summary.seconds.items()})
     record = _gradebook_record(ws, sub) if summary and summary.autograde else None
     autograded = ws.course / "autograded" / sub.student / sub.assignment.id / f"{sub.assignment.id}.ipynb"
-    scoring.score_cells(result, autograded if summary and summary.autograde else None, record, ws.state)
+    # past the grader's own memory budget nothing the job recorded is trusted: the submission scores 0
+    scoring.score_cells(result, autograded if summary and summary.autograde else None, record,
+                        None if killed == "memory" else ws.state)
     tier_ids = scoring.score_tier_cells(result, declared, record, mismatch)
+    if killed == "memory":
+        for pair in result.cells.values():
+            pair[0] = 0.0
     result.score = scoring.total(result)
     _explain(result, summary, tier_ids)
-    facts = status.Facts(summary=summary, hard_timeout=hard_timeout,
+    facts = status.Facts(summary=summary, hard_timeout=killed == "timeout", grader_memory=killed == "memory",
                          memory_marked=status.memory_marked(ws.kernel_state), mismatch=mismatch,
                          cell_timeout=sub.cell_timeout, notebook_timeout=sub.assignment.limits.notebook_timeout_s,
                          memory_mb=sub.memory_mb)
@@ -247,8 +252,9 @@ def _intake(sub: Submission, ws: Workspace, result: Result) -> tuple[Path | None
 
 
 def _run_job(sub: Submission, ws: Workspace, notebook: Path, measurement: dict | None,
-             jobs) -> tuple[JobSummary | None, bool]:
-    """nbgrader autograde + feedback in the workspace; (its summary or None, killed at the hard limit)."""
+             jobs) -> tuple[JobSummary | None, str]:
+    """nbgrader autograde + feedback in the workspace: (its summary or None, "" or why the grader killed it:
+    "timeout" at the hard limit, "memory" past the job's own memory budget)."""
     mounts, cache_env = filesystem.stage_caches(ws.course.parent / ".caches", other_uid=ws.isolation.mode == "root")
     if not ws.isolation.isolated:
         mounts, cache_env = [], {k: v for k, v in _host_cache_env().items()}
@@ -261,43 +267,49 @@ def _run_job(sub: Submission, ws: Workspace, notebook: Path, measurement: dict |
                            measurement=measurement, feedback_pages=sub.settings.feedback_pages)
     job_env = {"JUPYTER_PATH": str(ws.course / "jupyter"), "JUPYTER_RUNTIME_DIR": str(ws.channel),
                SPEC_VARIABLE: str(spec.write(ws.state)), JOB_VARIABLE: str(settings.write(ws.state))}
-    code, log = run_job_process(ws.course, sub.assignment.id, sub.student, job_env, hard_limit(limit), jobs)
+    code, log, over = run_job_process(ws.course, sub.assignment.id, sub.student, job_env, hard_limit(limit), jobs)
     logs = sub.out / "logs" / sub.student  # for the instructor, never shown to the student
     logs.mkdir(parents=True, exist_ok=True)
     (logs / f"{sub.assignment.id}.log").write_text(log[-200_000:])
+    if over == "memory":
+        return None, "memory"
     try:
         summary = JobSummary(**json.loads(summary_file.read_text()))
     except (OSError, ValueError, TypeError):
         summary = None
-    return summary, code is None
+    return summary, over
 
 
 def _host_cache_env() -> dict[str, str]:
     return filesystem.cache_env({**filesystem.hf_cache_folders(), **filesystem.data_folders()})
 
 
+def job_memory_mb() -> int:
+    """What the grading job's own process may hold (nbgrader, the judges): a report that asks for more is killed."""
+    return int(os.environ.get("COURSE_GRADER_JOB_MB") or JOB_MEMORY_MB)
+
+
 def run_job_process(course: Path, assignment_id: str, student: str, env: dict, timeout: float,
-                    jobs=None) -> tuple[int | None, str]:
+                    jobs=None) -> tuple[int | None, str, str]:
     """``autograder.grading.job`` as the grader, in a fork of the worker's job server (nbgrader
-    already imported) or a fresh subprocess; past ``timeout`` its whole tree dies (code None)."""
+    already imported) or a fresh subprocess: (exit status, log, ""), or (None, log, "timeout" or "memory")
+    when its whole tree was killed past ``timeout`` or past :func:`job_memory_mb`."""
     merged = {**os.environ, **env}
     # nbgrader shells out to `alembic` and `jupyter`: find them next to this interpreter
     merged["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), merged.get("PATH", "")])
     if jobs is not None:
         try:
-            return jobs.run(course, assignment_id, student, merged, timeout)
+            return jobs.run(course, assignment_id, student, merged, timeout, job_memory_mb())
         except (RuntimeError, OSError, ValueError):
             pass  # a dead job server: this one runs in its own process
-    proc = subprocess.Popen([sys.executable, "-m", "autograder.grading.job", str(course), assignment_id, student],
-                            cwd=course, env=merged, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            errors="replace", start_new_session=True)
-    try:
-        log, _ = proc.communicate(timeout=timeout)
-        return proc.returncode, log
-    except subprocess.TimeoutExpired:
-        processes.kill_tree(proc.pid)
-        log, _ = proc.communicate()
-        return None, log or ""
+    with tempfile.TemporaryFile("w+", errors="replace") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "autograder.grading.job", str(course), assignment_id, student],
+                                cwd=course, env=merged, stdout=log, stderr=subprocess.STDOUT, text=True,
+                                start_new_session=True)
+        code, over = processes.wait_bounded(proc.pid, proc.poll, timeout, job_memory_mb())
+        proc.wait()
+        log.seek(0)
+        return code, log.read(), over
 
 
 def _gradebook_record(ws: Workspace, sub: Submission) -> dict | None:

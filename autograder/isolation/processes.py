@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 
 
 def kill_tree(pid: int, include_root: bool = True) -> int:
@@ -65,3 +66,29 @@ def kill_marked(variable: str, value: str) -> int:
         except (psutil.Error, OSError):
             pass
     return killed
+
+
+def resident_mb(pid: int) -> float:
+    """The resident memory of ``pid`` alone (not its children) in MiB; 0 when it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/statm") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def wait_bounded(pid: int, exit_code, timeout: float, memory_mb: int, poll: float = 0.05) -> tuple[int | None, str]:
+    """Wait for ``pid`` (``exit_code()`` returns its exit status once it ended, else None): (status, ""), or
+    (None, "timeout") past ``timeout`` s, or (None, "memory") once the process itself holds more than ``memory_mb``
+    MiB; in both cases its whole tree is killed first. The process's children (a sandboxed kernel, an evaluator)
+    have limits of their own: this one bounds what the grading job's own process may take."""
+    deadline = time.monotonic() + timeout
+    while True:
+        code = exit_code()
+        if code is not None:
+            return code, ""
+        over = "timeout" if time.monotonic() > deadline else "memory" if 0 < memory_mb < resident_mb(pid) else ""
+        if over:
+            kill_tree(pid)
+            return None, over
+        time.sleep(poll)

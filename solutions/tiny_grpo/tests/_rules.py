@@ -14,9 +14,9 @@ def flat(value) -> list:
 
 
 def numbers(value) -> list[float] | None:
-    """The rewards of a decoded result as floats; None when one is not a number."""
+    """The rewards of a decoded result as floats; None when one is not a finite number (a NaN passes no rule)."""
     found = flat(value)
-    if not all(isinstance(x, (int, float)) for x in found):
+    if not all(isinstance(x, (int, float)) and math.isfinite(x) for x in found):
         return None
     return [float(x) for x in found]
 

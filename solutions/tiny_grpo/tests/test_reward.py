@@ -37,7 +37,7 @@ def judge(check):
     sizes = {GOOD: 40, SPACED: 40, EMPTY: 3, SWAPPED: 40, EXTRA: 40, ECHO: 40, BATCH: 40, SINGLE: 40}
     got = {label: numbers(check.got(label)) for label in sizes}
     bad = [label for label, n in sizes.items() if got[label] is None or len(got[label]) != n]
-    if not check.expect(not bad, f"{bad[0] if bad else ''}: get_reward must return one number per "
+    if not check.expect(not bad, f"{bad[0] if bad else ''}: get_reward must return one finite number per "
                                  "(prompt, response) pair"):
         return
     check.expect(all(0.0 <= x <= 1.0 for values in got.values() for x in values), "rewards must lie in [0, 1]")

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import time
 from pathlib import Path
 
@@ -185,8 +186,9 @@ class ProbeExecute(Execute):
         expected = self._expected.get(name)
         if test.measured_by is not None:
             return hidden_tests.judge(test, None, expected, grade_id, measurement=self._measurement), []
+        nonce = 0 if self.record else secrets.randbits(31)   # drawn here, after the notebook's own cells ran
         payload = (f"__import__('autograder.kernel.probe', fromlist=['run']).run({name!r}, "
-                   f"{test.kernel_source!r})")
+                   f"{test.kernel_source!r}, {nonce})")
         outputs = self._run_hidden(payload, index)
         report, why, rest = take_report(outputs)
         if self.record:
@@ -198,7 +200,7 @@ class ProbeExecute(Execute):
         if test.evaluated_with is not None and not self.record and why is None:
             measurement = self._evaluate(test, report)
         return hidden_tests.judge(test, report if why is None else why, expected, grade_id,
-                                  partial=grade_id in self.partial_credit, measurement=measurement), rest
+                                  partial=grade_id in self.partial_credit, measurement=measurement, nonce=nonce), rest
 
     def _evaluate(self, test: hidden_tests.HiddenTest, report: dict) -> dict:
         """A measurement the grader makes outside the kernel, from what the probe reported (a task the

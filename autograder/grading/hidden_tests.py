@@ -22,6 +22,7 @@ import contextlib
 import importlib.util
 import json
 import re
+import secrets
 import signal
 import sys
 import threading
@@ -254,6 +255,8 @@ class Check:
     expected: dict
     hints: dict
     measurement: dict | None = None
+    nonce: int = 0
+    """The number the grader drew for this probe run (``observe.nonce`` in the probe)."""
     failures: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     passed: int = 0
@@ -359,14 +362,14 @@ def _default_judge(check: Check) -> None:
 
 
 def judge(test: HiddenTest, report, expected: dict | None, grade_id: str, partial: bool = False,
-          measurement: dict | None = None) -> Verdict:
+          measurement: dict | None = None, nonce: int = 0) -> Verdict:
     """The verdict on one test cell from the kernel's report (None: no report came back)."""
     title = test.title
     if test.measured_by is None and not isinstance(report, dict):
         return Verdict(0.0, [f"{title}: the graded checks sent no result ({report or 'none arrived'})"])
     observed = (report or {}).get("observations") or {}
     check = Check(grade_id, observed if isinstance(observed, dict) else {}, expected or {},
-                  getattr(test.module, "HINTS", {}), measurement)
+                  getattr(test.module, "HINTS", {}), measurement, nonce)
     stopped = (report or {}).get("error")
     try:
         with time_budget(JUDGE_SECONDS):
@@ -402,14 +405,15 @@ def judge_in_process(assignment: str, name: str, namespace: dict, observe_probe,
     if name not in tests:
         raise AssertionError(f"hidden test {name} not found in {folder}: grade with python -m autograder autograde")
     test = tests[name]
+    nonce = 0 if test.measured_by is not None else secrets.randbits(31)
     if test.measured_by is not None:
         report, measurement = None, measure_in_process(test)
     else:
-        report, measurement = observe_probe(name, test.kernel_source, namespace), None
+        report, measurement = observe_probe(name, test.kernel_source, namespace, nonce), None
         if test.evaluated_with is not None:
             measurement = test.module.measure_here(decoded(report))
     expected = read_expected(folder).get("tests", {}).get(name)
-    return judge(test, report, expected, grade_id or name, measurement=measurement)
+    return judge(test, report, expected, grade_id or name, measurement=measurement, nonce=nonce)
 
 
 def measure_in_process(test: HiddenTest) -> dict:

@@ -56,9 +56,12 @@ class Notebook:
 class Observe:
     """``observe(label, fn, *args)`` calls ``fn`` and records its result (or its error) as plain values."""
 
-    def __init__(self):
+    def __init__(self, nonce: int = 0):
         self.values: dict[str, object] = {}
         self.budget = MAX_ITEMS
+        self.nonce = nonce
+        """A number the grader drew for this run (0 when recording the reference): a probe that derives inputs
+        from it asks for values the kernel could not know before the probe ran; the judge knows it too."""
 
     def __call__(self, label: str, fn, *args, **kwargs):
         try:
@@ -232,9 +235,9 @@ def fresh_defaults():
             torch.set_default_dtype(saved_torch[1])
 
 
-def observe_probe(name: str, source: str, namespace: dict) -> dict:
+def observe_probe(name: str, source: str, namespace: dict, nonce: int = 0) -> dict:
     """Run the probe in ``source`` against ``namespace``; {"observations": ..., "error": ...}."""
-    observe = Observe()
+    observe = Observe(nonce)
     report = {"test": name, "observations": observe.values, "error": None}
     module = {"__name__": f"hidden_test_{name}"}
     with fresh_defaults():
@@ -248,12 +251,12 @@ def observe_probe(name: str, source: str, namespace: dict) -> dict:
     return report
 
 
-def run(name: str, source: str) -> None:
+def run(name: str, source: str, nonce: int = 0) -> None:
     """Called by the grader's executor in the test cell's place: observe, then send one message."""
     from IPython import get_ipython
     from IPython.display import publish_display_data
 
-    report = observe_probe(name, source, get_ipython().user_ns)
+    report = observe_probe(name, source, get_ipython().user_ns, nonce)
     publish_display_data({MIME: json.dumps(report, allow_nan=True)})
 
 

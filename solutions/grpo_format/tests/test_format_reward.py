@@ -1,6 +1,13 @@
-"""TODO 1, the scores (rules 1 to 3): some twenty responses, each scored on its own."""
+"""TODO 1, the scores (rules 1 to 3): some twenty responses, each scored on its own, then all of them in one
+call, in an order and with digits the grader draws for this run (``observe.nonce``; no digit is part of a
+tag, so each response keeps the reference's score): the kernel cannot know that batch's expected scores
+before the probe runs, so only a real format check earns the points."""
+import random
+
+from autograder.grading.compare import difference, numeric
 
 TODO = "TODO 1 (format reward)"
+BATCH = "all the responses in one call, shuffled, with fresh digits"
 
 OK = "<think>\nreasoning goes here\n</think>\n<answer>\nthe meaning of life is\n</answer>"
 CASES = (
@@ -32,9 +39,35 @@ CASES = (
 )
 
 
+def batch_order(nonce: int) -> list[int]:
+    return random.Random(nonce).sample(range(len(CASES)), len(CASES))
+
+
+def fresh_batch(nonce: int) -> list[str]:
+    """Every case in the run's order, each digit replaced by one drawn from the run's number."""
+    draw = random.Random(nonce + 1)
+    return ["".join(str(draw.randrange(10)) if c.isdigit() else c for c in CASES[i][1]) for i in batch_order(nonce)]
+
+
 def probe(nb, observe):
     for label, text in CASES:
         observe(label, nb.format_reward, [text])
+    observe(BATCH, nb.format_reward, fresh_batch(observe.nonce))
+
+
+def judge(check):
+    for label, _ in CASES:
+        check.same(label)
+    single = [numeric(check.expected[label]) for label, _ in CASES]
+    if not all(found and len(found[1]) == 1 for found in single):
+        check.expect(False, f"{BATCH}: the reference's single scores could not be read (tell the course staff)")
+        return
+    first = check.expected[CASES[0][0]]
+    values = [single[i][1][0] for i in batch_order(check.nonce)]
+    expected = ({**first, "shape": [len(values)], "values": values} if first.get("type") == "array"
+                else {"type": "list", "items": [{"type": "float", "value": float(v)} for v in values]})
+    differs = difference(check.raw(BATCH), expected) if check.raw(BATCH) else "not reached"
+    check.expect(differs is None, f"{BATCH}: {differs}. What to check: {HINTS[BATCH]}")
 
 
 _RULE_2 = ("nothing may come before <think> or after </answer>, and every tag sits on its own line as in the "
@@ -42,5 +75,6 @@ _RULE_2 = ("nothing may come before <think> or after </answer>, and every tag si
 _RULE_3 = "a body may hold any text, but none of the four lower-case tags"
 HINTS = {label: (_RULE_2 if "rule 2" in label else _RULE_3 if "rule 3" in label else None) for label, _ in CASES}
 HINTS = {label: hint for label, hint in HINTS.items() if hint}
+HINTS = {**HINTS, BATCH: "score each response of a list on its own (one score per response, in order)"}
 HINTS["surrounding whitespace (rule 1)"] = "strip leading and trailing whitespace (str.strip()) before matching"
 HINTS["bodies of several lines (rule 3)"] = "a body may span several lines: let it match newlines too"

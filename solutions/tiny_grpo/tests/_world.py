@@ -70,10 +70,11 @@ def completion_tokens(prompt: str, copy: int, max_new_tokens: int) -> list[int]:
     return tokens[:max_new_tokens]
 
 
-def fixed_rollout(tok, prompts: list[str], num_generations: int, max_new_tokens: int) -> grpo.Rollout:
-    """The rollout grpo.sample_completions returns in the tests: left-padded prompts, fixed completions."""
+def fixed_rollout(tok, prompts: list[str], num_generations: int, max_new_tokens: int, draw: int = 0) -> grpo.Rollout:
+    """The rollout grpo.sample_completions returns in the tests: left-padded prompts, fixed completions
+    (``draw`` > 0: other fixed completions, what a second call of the sampler gets)."""
     encoded = tok(list(prompts), return_tensors="pt", padding=True, add_special_tokens=False)
-    rows = [completion_tokens(p, j, max_new_tokens) for p in prompts for j in range(num_generations)]
+    rows = [completion_tokens(p, j + 101 * draw, max_new_tokens) for p in prompts for j in range(num_generations)]
     width = max(len(r) for r in rows)
     completion_ids = torch.tensor([r + [tok.pad_token_id] * (width - len(r)) for r in rows])     # [N, T]
     completion_mask = grpo.completion_mask_from_eos(completion_ids, [EOS, 0])                     # [N, T]
@@ -89,13 +90,14 @@ def fixed_rollout(tok, prompts: list[str], num_generations: int, max_new_tokens:
 
 
 @contextlib.contextmanager
-def fixed_sampling(tok, calls: list):
-    """grpo.sample_completions returns fixed rollouts while the block runs; ``calls`` gets each one."""
+def fixed_sampling(tok, calls: list, fresh: bool = False):
+    """grpo.sample_completions returns fixed rollouts while the block runs; ``calls`` gets each one. ``fresh``:
+    every call draws other rows, so what a step computes shows whether it sampled once."""
     real = grpo.sample_completions
 
     def sample(model, tokenizer, prompts, num_generations, max_new_tokens, temperature=1.0, do_sample=True,
                top_p=1.0):
-        calls.append(fixed_rollout(tok, prompts, num_generations, max_new_tokens))
+        calls.append(fixed_rollout(tok, prompts, num_generations, max_new_tokens, len(calls) if fresh else 0))
         return calls[-1]
 
     grpo.sample_completions = sample

@@ -1,6 +1,8 @@
-"""Cell 6, train's records and log (1 point), with a stand-in grpo_step of known gradient: one record per
-step with loss, reward_mean and kl as the step returned them and grad_norm before clipping (default
-comparison, as float32), step numbers from 1 (or 0), and a log line every cfg.log_every steps (rules)."""
+"""Cell 6, train's records and log (1 point), with a stand-in grpo_step whose loss, kl and gradient depend on
+the weights train left: one record per step with loss, reward_mean and kl as the step returned them and
+grad_norm before clipping (default comparison, as float32: they earn the point, as only a loop that really
+updates the weights gives them), step numbers from 1 (or 0), and a log line every cfg.log_every steps
+(rules that only withhold it)."""
 import torch
 from _training import CONFIG, train_with_stand_in
 
@@ -16,7 +18,7 @@ def column(records, key: str) -> torch.Tensor:
 
 def probe(nb, observe):
     printed = []
-    _, _, records = train_with_stand_in(nb, observe, "train: 3 steps of 2 prompts", CONFIG, [], printed)
+    _, _, records, _ = train_with_stand_in(nb, observe, "train: 3 steps of 2 prompts", CONFIG, [], printed)
     if records is None:
         return
     observe("records returned", lambda: len(records))

@@ -29,7 +29,7 @@ from helpers._fast_sampling import (  # noqa: F401 - the notebooks' names for th
     default_sampler_mode,
     disable_fast_sampling,
 )
-from helpers._logprobs import chosen_token_logprobs
+from helpers._logprobs import head_token_logprobs
 
 
 class NonFiniteError(FloatingPointError):
@@ -256,7 +256,8 @@ def token_logprobs(
     Positions past the completion mask hold meaningless values: mask them in the loss.
     ``score(logits [N, L, V], sequences, prompt_width, temperature) -> [N, T]``, when given,
     computes the log-probs from the whole sequence's logits (tiny_grpo's ``completion_logprobs``);
-    without it the kit's memory-saving version scores only the completion's columns.
+    without it the kit's memory-saving version scores only the completion's columns, from the last hidden
+    states through the output layer, a chunk of positions at a time.
     Raises :class:`NonFiniteError` when a scored position is NaN or infinite.
     """
     if temperature <= 0:
@@ -266,7 +267,8 @@ def token_logprobs(
         input_ids=sequences,
         attention_mask=attention_mask,
         position_ids=position_ids_from_mask(attention_mask),
-        logits_to_keep=0 if score else n_completion + 1,  # 0: every column
+        logits_to_keep=0 if score else 1,  # 0: every column; 1: the kit scores from the hidden states instead
+        output_hidden_states=not score,
     )
     if score:
         scored = score(outputs.logits, sequences, prompt_width, temperature)  # [N, T]
@@ -274,8 +276,9 @@ def token_logprobs(
             raise ValueError(f"{getattr(score, '__name__', 'score')} returned shape {tuple(scored.shape)}; expected "
                              f"[N, L - prompt_width] = {[sequences.shape[0], n_completion]}")
     else:
-        logits = outputs.logits[:, :-1, :]  # [N, T, V] in the model's dtype; no float32 copy is made
-        scored = chosen_token_logprobs(logits, sequences[:, prompt_width:], temperature)  # [N, T] float32, chunked
+        hidden = outputs.hidden_states[-1][:, prompt_width - 1:-1]  # [N, T, H]: column j predicts token j + 1
+        scored = head_token_logprobs(hidden, model.get_output_embeddings(), sequences[:, prompt_width:],
+                                     temperature)  # [N, T] float32, chunked: no [N, T, V] logits tensor
     real = attention_mask[:, prompt_width:].bool()  # [N, T] completion tokens up to the first EOS
     if not bool(torch.isfinite(scored.detach()[real]).all()):
         raise _diverged("log-probabilities (while scoring completions)")

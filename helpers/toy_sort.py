@@ -4,7 +4,7 @@ A prompt is ``LENGTH`` digits from ``0..VOCAB-1``; the right response is those d
 policy is not a language model: it reads the whole prompt once and picks every response position
 independently, so sampling and scoring take a few lines and a training run takes seconds.
 
-Read the second half, "The lecture's code": the update weights (``compute_deltas``), the three
+Read the second half, "The lecture's code": the update weights (``_lecture_deltas``), the three
 losses (``compute_loss``), why the old policy is frozen, the k1 and k3 estimates of KL, and the
 training run that compares the update weights. Part 1 of the notebook runs each of them.
 
@@ -82,8 +82,10 @@ DELTA_MODES = ("rewards", "centered_rewards", "normalized_rewards", "max_rewards
 LOSS_MODES = ("naive", "unclipped", "clipped")
 
 
-def compute_deltas(rewards: torch.Tensor, mode: str) -> torch.Tensor:
+def _lecture_deltas(rewards: torch.Tensor, mode: str) -> torch.Tensor:
     """The weight of each sample's log-probability in the update: rewards [B, G] -> deltas [B, G].
+    (The lecture calls it ``compute_deltas``; private here, as its ``normalized_rewards`` is a graded TODO's
+    formula: read it, write your own.)
 
     ``rewards``: every rewarded sample pushed up; ``centered_rewards``: minus the group mean (a
     baseline: below-average samples pushed down, a tied group gives nothing);
@@ -122,11 +124,11 @@ def show_weights_and_losses(policy: ToyPolicy, prompts: torch.Tensor, responses:
     """Print each update weight of the sampled responses, then the three losses with the
     normalized weights, pretending an older policy (another seed) drew the samples."""
     for mode in DELTA_MODES:
-        print(f"{mode:19s}", [round(x, 2) for x in compute_deltas(rewards, mode)[0].tolist()])
+        print(f"{mode:19s}", [round(x, 2) for x in _lecture_deltas(rewards, mode)[0].tolist()])
     logp = logprobs(policy, prompts, responses)  # [B, G]
     with torch.no_grad():  # the old policy is a constant
         old_logp = logprobs(ToyPolicy(seed=1), prompts, responses)  # [B, G]
-    deltas = compute_deltas(rewards, "normalized_rewards")  # [B, G]
+    deltas = _lecture_deltas(rewards, "normalized_rewards")  # [B, G]
     print(" | ".join(f"{m} loss {compute_loss(logp, deltas, m, old_logp):.3f}" for m in LOSS_MODES))
 
 
@@ -191,7 +193,7 @@ def compare_deltas(steps: int = 120):
 
     fig, ax = plt.subplots(figsize=(7, 3))
     for mode in DELTA_MODES:
-        curve = train(compute_deltas, compute_loss, mode, steps=steps)
+        curve = train(_lecture_deltas, compute_loss, mode, steps=steps)
         smooth = [sum(curve[max(0, i - 9): i + 1]) / len(curve[max(0, i - 9): i + 1]) for i in range(len(curve))]
         ax.plot(smooth, label=f"{mode} (last 20 steps: {sum(curve[-20:]) / 20:.2f})")
     ax.set(xlabel="step", ylabel="mean reward (10-step average)", title="Toy sorting")
@@ -201,11 +203,11 @@ def compare_deltas(steps: int = 120):
     return fig
 
 
-def train(compute_deltas: Callable, compute_loss: Callable, delta_mode: str, loss_mode: str = "naive",
+def train(deltas_fn: Callable, compute_loss: Callable, delta_mode: str, loss_mode: str = "naive",
           reward_fn: Callable = inclusion_ordering_reward, steps: int = 120, batch: int = 16, G: int = 8,
           lr: float = 0.05, seed: int = 0) -> list[float]:
-    """Train a fresh ToyPolicy with ``compute_deltas`` / ``compute_loss``; return the mean reward of
-    every step's samples. The old policy of the ratio losses is the sampling policy."""
+    """Train a fresh ToyPolicy with ``deltas_fn`` (the lecture's: ``_lecture_deltas``) and ``compute_loss``; return
+    the mean reward of every step's samples. The old policy of the ratio losses is the sampling policy."""
     torch.manual_seed(seed)
     policy = ToyPolicy(seed=seed)
     optimizer = torch.optim.Adam(policy.parameters(), lr=lr)
@@ -215,7 +217,7 @@ def train(compute_deltas: Callable, compute_loss: Callable, delta_mode: str, los
         responses = sample(policy, prompts, G)  # [B, G, L]
         scores = rewards(prompts, responses, reward_fn)  # [B, G]
         logp = logprobs(policy, prompts, responses)  # [B, G]
-        loss = compute_loss(logp, compute_deltas(scores, delta_mode), loss_mode, old_logp=logp.detach())
+        loss = compute_loss(logp, deltas_fn(scores, delta_mode), loss_mode, old_logp=logp.detach())
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()

@@ -196,11 +196,26 @@ class ProbeExecute(Execute):
         if self._check_timeout(outputs):
             return hidden_tests.Verdict(0.0, [f"{test.title}: the checks ran past the {self.timeout} s per-cell limit"],
                                         cause="CellTimeoutError"), rest
+        if test.task_functions and why is None:
+            test.observe_task(report, self._task_runner(test))
         measurement = self._measurement
         if test.evaluated_with is not None and not self.record and why is None:
             measurement = self._evaluate(test, report)
         return hidden_tests.judge(test, report if why is None else why, expected, grade_id,
                                   partial=grade_id in self.partial_credit, measurement=measurement, nonce=nonce), rest
+
+    def _task_runner(self, test: hidden_tests.HiddenTest):
+        """Runs the student's task functions apart (``grading.task_process``), sandboxed like an evaluator."""
+        from autograder.grading.task_process import TaskRunner, task_source
+
+        cells = [cell.source for cell in self.nb.cells
+                 if cell.metadata.get("nbgrader", {}).get("grade_id") in getattr(test.module, "TASK_CELLS", ())]
+        settings = {} if self.record else dict(self.evaluation or {})
+        try:
+            source = task_source(cells, test.task_functions)
+        except SyntaxError as error:
+            source = f"raise SyntaxError({f'your task cells are not valid Python (line {error.lineno})'!r})\n"
+        return TaskRunner(source, settings.get("mode", "none"), settings.get("uid"))
 
     def _evaluate(self, test: hidden_tests.HiddenTest, report: dict) -> dict:
         """A measurement the grader makes outside the kernel, from what the probe reported (a task the
@@ -217,7 +232,8 @@ class ProbeExecute(Execute):
         try:
             inputs = test.module.evaluation_inputs(hidden_tests.decoded(report))
         except Exception as error:  # noqa: BLE001 - the probe's report could not give the inputs
-            return {"error": f"the notebook's task could not be read ({type(error).__name__})"}
+            why = str(error)[:200] if isinstance(error, ValueError) else type(error).__name__
+            return {"error": f"the notebook's task could not be read ({why})"}
         process = EvaluatorProcess(test.evaluated_with, settings["profile"], settings.get("gpu"), settings["memory_mb"],
                                    Sandbox(settings["mode"], Path(settings["scratch"]), settings.get("uid")))
         try:

@@ -80,6 +80,20 @@ class HiddenTest:
         return getattr(self.module, "EVALUATE_WITH", None)
 
     @property
+    def task_functions(self) -> tuple[str, ...]:
+        """The student's task functions this test calls apart from the notebook (``autograder.grading.task_process``),
+        from the answer cells ``TASK_CELLS``; its ``task_observations(got, task)`` adds what they returned."""
+        return tuple(getattr(self.module, "TASK_FUNCTIONS", ()))
+
+    def observe_task(self, report: dict, runner) -> None:
+        """Add the task's observations (made outside the kernel) to ``report``, over any label the kernel sent."""
+        try:
+            found = self.module.task_observations(decoded(report), runner)
+        except Unusable:
+            return
+        report["observations"].update(found)
+
+    @property
     def measured_by(self) -> str | None:
         """An evaluator whose measurement (made outside the kernel) decides this test; no probe runs."""
         return getattr(self.module, "MEASURED_BY", None)
@@ -410,6 +424,10 @@ def judge_in_process(assignment: str, name: str, namespace: dict, observe_probe,
         report, measurement = None, measure_in_process(test)
     else:
         report, measurement = observe_probe(name, test.kernel_source, namespace, nonce), None
+        if test.task_functions:
+            from autograder.grading.task_process import InProcess
+
+            test.observe_task(report, InProcess(namespace))
         if test.evaluated_with is not None:
             measurement = test.module.measure_here(decoded(report))
     expected = read_expected(folder).get("tests", {}).get(name)

@@ -231,6 +231,9 @@ def build(spec: Spec, argv: list[str], uid: int, info_fd: int | None = None) -> 
             if os.path.exists(host):
                 command.bind(host, inside)
         command.bind(spec.channel, CHANNEL_INSIDE, writable=True)
+        for folder in spec.hide:
+            if os.path.isdir(folder):
+                command.add("--tmpfs", folder)
         if spec.gpu:
             for device in sorted(glob.glob("/dev/nvidia*")):
                 command.add("--dev-bind", device, device)

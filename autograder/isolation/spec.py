@@ -49,6 +49,8 @@ class Spec:
     """The sandbox's whole environment, on top of the fixed basics (HOME, PATH, LANG...)."""
     argv: list | None = None
     """The command; None for a kernel (``-f CONNECTION_FILE`` from the kernelspec is appended)."""
+    hide: tuple = ()
+    """Host folders the sandbox sees empty (an empty tmpfs over them): a process that must not import a library."""
 
     def write(self, folder: str | Path | None = None) -> Path:
         """Write the spec to a 0600 file in ``folder`` (default: a fresh private temp folder)."""
@@ -62,7 +64,7 @@ class Spec:
     @classmethod
     def read(cls, path: str | Path) -> Spec:
         data = json.loads(Path(path).read_text())
-        for key in ("notebooks", "autograder_parts"):
+        for key in ("notebooks", "autograder_parts", "hide"):
             data[key] = tuple(data.get(key, ()))
         data["mounts"] = tuple(tuple(pair) for pair in data.get("mounts", ()))
         return cls(**data)

@@ -66,3 +66,23 @@ def same_as(check, label: str, expected: dict) -> bool:
 
 def finite(values) -> bool:
     return all(isinstance(x, (int, float)) and math.isfinite(x) for x in values)
+
+
+APART = ("expected_answer and get_reward run apart from your notebook and from any model, with the standard library "
+         "only (Cell 3)")
+
+
+def task_error(check, label: str) -> str:
+    """"ValueError: ..." of the first call of the student's task function that raised under ``label``, or ""."""
+    raw = check.raw(label) or {}
+    items = raw.get("items", []) if raw.get("type") in ("list", "tuple") else [raw]
+    for item in items:
+        if isinstance(item, dict) and item.get("type") == "error":
+            return f"{item.get('error')}: {item.get('message')}"[:300]
+    return ""
+
+
+def apart_failed(check, label: str, what: str) -> bool:
+    """Fail the check with the error the task function raised apart from the notebook, if one did."""
+    error = task_error(check, label)
+    return bool(error) and not check.expect(False, f"{what} raised {error} ({APART})")

@@ -3,8 +3,9 @@ in place of sampling, a config of the tests' own, and stand-ins for the other TO
 
 Nothing here reads the notebook's state (its CFG, model or prompts), so the reference's recorded
 values hold in either profile. The stand-ins are simple functions that are NOT the TODOs' answers
-(completion_logprobs's is the kit's own scoring, which grpo.token_logprobs runs without ``score``):
-a slip in get_reward, group_advantages, grpo_loss, k3_kl or completion_logprobs costs nothing in the step's tests.
+(completion_logprobs's is the log-prob minus 0.05, which neither the kit's scoring nor a step that skips
+``score=completion_logprobs`` gives): a slip in get_reward, group_advantages, grpo_loss, k3_kl or
+completion_logprobs costs nothing in the step's tests.
 """
 import contextlib
 import dataclasses
@@ -150,13 +151,12 @@ def error_name(fn, *args) -> str:
     return "no error"
 
 
-def kit_logprobs(logits, sequences, prompt_width, temperature=1.0):
-    """The kit's own scoring (what grpo.token_logprobs computes without ``score``), so a step that calls
-    either gets the same numbers."""
-    from helpers._logprobs import chosen_token_logprobs
-
-    return chosen_token_logprobs(logits[:, prompt_width - 1:-1], sequences[:, prompt_width:], temperature)  # [N, T]
+def shifted_logprobs(logits, sequences, prompt_width, temperature=1.0):
+    """The stand-in for completion_logprobs: each completion token's log-prob at the temperature, minus 0.05, so a
+    step that scores with the kit's own log-probs (no ``score=completion_logprobs``) returns another loss."""
+    scaled = torch.log_softmax(logits[:, prompt_width - 1:-1].float() / temperature, dim=-1)       # [N, T, V]
+    return scaled.gather(-1, sequences[:, prompt_width:, None]).squeeze(-1) - 0.05                 # [N, T]
 
 
 STAND_INS = {"get_reward": length_reward, "group_advantages": centred, "grpo_loss": squared_gap_loss,
-             "k3_kl": half, "completion_logprobs": kit_logprobs}
+             "k3_kl": half, "completion_logprobs": shifted_logprobs}

@@ -1,12 +1,16 @@
 """Cell 3, make_prompts (1 point) on the student's own task: n distinct strings, the same list for the
-same seed, another for another seed, none of the excluded prompts. Judge: rules on what it returned
-(any task is right, so nothing is compared with the reference's prompts)."""
-from _rules import strings
+same seed, another for another seed, none of the excluded prompts, and prompts of the task: the student's
+expected_answer, run apart from the notebook and from any model (``autograder/grading/task_process.py``),
+answers 20 of them. Judge: rules on what it returned (any task is right, so nothing is compared with the
+reference's prompts); the prompts alone, which the kernel reports, never pay."""
+from _rules import apart_failed, strings
 
 TODO = "Cell 3, make_prompts"
 FIRST, AGAIN, OTHER = "300 prompts, seed 7", "300 prompts, seed 7 again", "300 prompts, seed 8"
 HELD = "60 prompts, seed 7, excluding the first 150 of seed 7's"
 FEW = "5 prompts, seed 3"
+ANSWERS = "expected_answer of 20 of seed 7's prompts"
+TASK_CELLS, TASK_FUNCTIONS = ("dataset", "reward"), ("expected_answer", "get_reward")
 
 
 def probe(nb, observe):
@@ -16,6 +20,13 @@ def probe(nb, observe):
     observe(OTHER, make, 300, seed=8)
     observe(HELD, lambda: make(60, seed=7, exclude=list(first)[:150]))
     observe(FEW, make, 5, seed=3)
+
+
+def task_observations(got: dict, task) -> dict:
+    first = got.get(FIRST)
+    if not strings(first):
+        return {}
+    return {ANSWERS: {"type": "list", "items": task.call("expected_answer", [(p,) for p in first[:20]])}}
 
 
 def judge(check):
@@ -34,6 +45,10 @@ def judge(check):
                  f"make_prompts(60, seed=7, exclude=...) returned {_size(held)}"
                  + (f", {len(set(held) & excluded)} of them excluded" if strings(held) else "")
                  + ": prompts listed in exclude must never be returned")
+    if not apart_failed(check, ANSWERS, "expected_answer"):
+        answers = check.got(ANSWERS)
+        check.expect(strings(answers) and len(answers) == 20 and all(a.strip() for a in answers),
+                     "expected_answer must answer each prompt make_prompts returns with a non-empty string")
 
 
 def _size(value) -> str:

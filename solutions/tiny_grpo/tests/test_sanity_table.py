@@ -1,18 +1,28 @@
 """Cell 4, SANITY_CASES (1 point): at least 8 (prompt, response, expected reward, note) rows, each
-scoring what it claims under get_reward, with a 1.0 row, a 0.0 row and an empty or blank response.
-Judge: rules (the table is the student's)."""
+scoring what it claims under get_reward, with a 1.0 row, a 0.0 row and an empty or blank response. The
+kernel reports the table; get_reward scores its rows apart from the notebook and from any model
+(``autograder/grading/task_process.py``). Judge: rules (the table is the student's)."""
 import math
 
-from _rules import numbers
+from _rules import apart_failed, numbers
 
 TODO = "Cell 4, SANITY_CASES"
 TABLE, REWARDS = "SANITY_CASES (prompt, response, claimed reward)", "get_reward of its rows"
+TASK_CELLS, TASK_FUNCTIONS = ("dataset", "reward"), ("expected_answer", "get_reward")
+MAX_ROWS = 1000
 
 
 def probe(nb, observe):
-    rows = observe(TABLE, lambda: [list(row)[:3] for row in nb.SANITY_CASES])
-    if rows:
-        observe(REWARDS, lambda: nb.get_reward([row[0] for row in rows], [row[1] for row in rows]))
+    observe(TABLE, lambda: [list(row)[:3] for row in nb.SANITY_CASES])
+
+
+def task_observations(got: dict, task) -> dict:
+    table = got.get(TABLE)
+    if not isinstance(table, list) or not 0 < len(table) <= MAX_ROWS or not all(
+            isinstance(row, list) and len(row) == 3 and isinstance(row[0], str) and isinstance(row[1], str)
+            for row in table):
+        return {}
+    return {REWARDS: task.call("get_reward", [([row[0] for row in table], [row[1] for row in table])])[0]}
 
 
 def judge(check):
@@ -21,7 +31,9 @@ def judge(check):
                       and isinstance(r[2], (int, float)) and math.isfinite(r[2]) for r in table)
     if not check.expect(well_formed, "each sanity row must be (prompt, response, expected reward, note)"):
         return
-    check.expect(len(table) >= 8, f"the sanity table needs at least 8 rows ({len(table)} now)")
+    check.expect(8 <= len(table) <= MAX_ROWS, f"the sanity table needs 8 to {MAX_ROWS} rows ({len(table)} now)")
+    if apart_failed(check, REWARDS, "get_reward"):
+        return
     rewards = numbers(check.got(REWARDS))
     wrong = [i for i, (r, row) in enumerate(zip(rewards or [], table, strict=False)) if not abs(r - row[2]) < 1e-6]
     check.expect(rewards is not None and len(rewards) == len(table) and not wrong,

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import csv
 import os
 import sys
 from pathlib import Path
@@ -185,6 +186,27 @@ def cmd_calibrate(args) -> int:
     return 1 if any(run["error"] for run in record["assignments"].values()) else 0
 
 
+def cmd_stats(args) -> int:
+    from autograder.reports import stats
+    from autograder.reports.grades import check_out
+
+    try:
+        check_out(Path(args.out), "stats")
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    pages = stats.write(Path(args.out))
+    if not pages:
+        print(f"error: no graded submission in {args.out}: run `python -m autograder autograde` first", file=sys.stderr)
+        return 2
+    for assignment, page in pages.items():
+        with open(page.parent / "stats.csv") as handle:
+            flagged = [row["cell"] for row in csv.DictReader(handle) if row["flagged"] == "1"]
+        check = f" (check these tests: {', '.join(flagged)})" if flagged else ""
+        print(f"statistics of {assignment}: {page}{check}")
+    return 0
+
+
 def cmd_similarity(args) -> int:
     from autograder.reports.grades import check_out
     from autograder.reports.similarity import report
@@ -336,6 +358,11 @@ def _report_commands(sub) -> None:
                        "still to grade")
     p.add_argument("out", help="the OUT folder of an earlier `autograde`")
     p.set_defaults(func=cmd_grades)
+
+    p = sub.add_parser("stats", help="per-question statistics: score histogram, pass rate per graded cell, grouped "
+                       "failure messages, and the test cells that strong submissions fail (check those tests)")
+    p.add_argument("out", help="the OUT folder of an earlier `autograde`")
+    p.set_defaults(func=cmd_stats)
 
     p = sub.add_parser("similarity", help="pairs of submissions ranked by the answer code they share (copydetect), "
                        "a page per pair with the matched regions (staff only)")

@@ -486,3 +486,32 @@ def test_reference_run_packed_its_submission(executed_references, assignment):
     assert f"{assignment}_submission.zip" in printed and "NOT ready to hand in yet (not run)" in printed, printed
     with zipfile.ZipFile(folder / f"{assignment}_submission.zip") as archive:
         assert archive.namelist() == [f"{assignment}.ipynb"]
+
+
+def test_a_finished_notebook_without_the_optional_extension_is_ready(tmp_path):
+    """Issue 42: TODOs 1 to 4 and the written answers done, the extension left as released: the demo cells of the
+    extension say it is not written and the checker says "ready to submit"."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    from autograder.manifest import REPO_ROOT
+    from helpers import submission
+
+    release = nbformat.read(REPO_ROOT / "notebooks" / "maxent_irl" / "maxent_irl.ipynb", as_version=4)
+    solution = nbformat.read(REPO_ROOT / "solutions" / "maxent_irl" / "maxent_irl.ipynb", as_version=4)
+    answers = {c.metadata["nbgrader"]["grade_id"]: "\n".join(line for line in c.source.splitlines()
+                                                             if "### BEGIN SOLUTION" not in line
+                                                             and "### END SOLUTION" not in line)
+               for c in solution.cells if c.metadata.get("nbgrader", {}).get("solution")}
+    optional = {"svf_stable", "irl_trace"}
+    for cell in release.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in answers and grade_id not in optional:
+            cell.source = answers[grade_id]
+    NotebookClient(release, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    path = tmp_path / "maxent_irl.ipynb"
+    nbformat.write(release, path)
+    report = submission.check_notebook(path, assignment="maxent_irl")
+    assert report.ok, report.format()
+    shown = "".join(o.get("text", "") for c in release.cells for o in c.get("outputs", []))
+    assert "E1 (compute_expected_svf_stable) not written" in shown and "E2 (maxent_irl_trace) not written" in shown

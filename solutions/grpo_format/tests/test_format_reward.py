@@ -36,6 +36,8 @@ CASES = (
     ("the empty string", ""),
     ("plain text", "The answer is 15."),
     ("repeated <think> tags (rule 3)", "<think><think><think> x = 4\n</think>\n<answer>\n48\n</answer>"),
+    ("a space between <think> and its newline (rule 2)", "<think> \nreasoning\n</think>\n<answer>\n1\n</answer>"),
+    ("a tab between </think> and its newline (rule 2)", "<think>\nreasoning\n</think>\t\n<answer>\n1\n</answer>"),
 )
 
 

@@ -1,7 +1,8 @@
 """The train probes' world: 40 sorting prompts, the tests' config, and a stand-in grpo_step whose gradient
-depends on the weights train left (the gradient of k/2 |w - t|^2 at its k-th call), so that what train
-records and where its optimizer takes the weights can only match the reference's if train really zeroes,
-clips and steps; train is graded alone."""
+depends on the weights train left (the gradient of 5 |w - t|: norm 5 at every call, towards a target t), so
+that what train records and where its optimizer takes the weights can only match the reference's if train
+really zeroes and steps. Its norm being the same at every call, clipping it to 1 scales every step alike,
+which AdamW does not see: a loop that forgets to clip loses only the clipping check; train is graded alone."""
 import contextlib
 import io
 
@@ -10,13 +11,15 @@ from _world import SORT, StepConfig, fixed_rollout, tiny_policy, tokenizer, trai
 
 POOL = [SORT.format(digits=" ".join(str((7 * i + j) % 10) for j in range(3 + i % 4))) for i in range(40)]
 LR = 1e-3
+NORM = 5.0
+"""The stand-in's gradient norm at every call (above CONFIG's max_grad_norm of 1: clipping acts, alike each step)."""
 CONFIG = StepConfig(steps=3, batch_prompts=2, group_size=2, micro_batch=4, log_every=1, lr=LR)
 
 
 def quadratic_step(policy, tok, calls: list):
     """A grpo_step that records each call (its prompts, the gradient it finds, the weights) and adds the gradient
-    of k/2 |w - t|^2 at its k-th call, t a fixed target (other targets for a batch of another size or with
-    prompts from elsewhere); it returns loss = w . t, kl = |w - t|^2 / n and rewards [0, 1, 1, 0.5 k]."""
+    of 5 |w - t|, t a fixed target (another for a batch of another size or with prompts from elsewhere); it
+    returns loss = w . t, kl = |w - t|^2 / n and rewards [0, 1, 1, 0.5 k] at its k-th call."""
     weights = trainable(policy)
     draw = torch.Generator().manual_seed(3)
     direction = {name: torch.randn(p.shape, generator=draw) * 0.1 for name, p in weights.items()}
@@ -28,7 +31,7 @@ def quadratic_step(policy, tok, calls: list):
                       "gradient": sum(float(p.grad.abs().sum()) for p in weights.values() if p.grad is not None)})
         scale = len(prompts) / 2 if set(prompts) <= set(POOL) else -1.0
         gap = sum(((p - scale * direction[n]) ** 2).sum() for n, p in weights.items())
-        (0.5 * k * gap).backward()
+        (NORM * gap.sqrt()).backward()
         with torch.no_grad():
             dot = sum((p * direction[n]).sum() for n, p in weights.items())
             size = sum(p.numel() for p in weights.values())

@@ -25,8 +25,9 @@ def _forge(name, source, namespace, nonce=0, _real=_probe.observe_probe):
     report = _real(name, source, namespace, nonce)
     found = report["observations"]
     for label, value in list(found.items()):
-        if "prompts" in label and value.get("type") == "list":
-            prompts = [item["value"] for item in value["items"]]
+        items = value.get("items", []) if value.get("type") == "list" else []
+        if label[:1].isdigit() and "prompts" in label and items and all(i.get("type") == "str" for i in items):
+            prompts = [item["value"] for item in items]
             answers = [_sorted(p) for p in prompts]
             ones = _probe.Observe().plain([1.0] * len(prompts))
             found.update({"their answers": _probe.Observe().plain(answers),

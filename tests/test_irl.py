@@ -508,7 +508,8 @@ def test_a_finished_notebook_without_the_optional_extension_is_ready(tmp_path):
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         if grade_id in answers and grade_id not in optional:
             cell.source = answers[grade_id]
-    NotebookClient(release, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    where = {"metadata": {"path": str(tmp_path)}}
+    NotebookClient(release, timeout=600, kernel_name="python3", resources=where).execute()
     path = tmp_path / "maxent_irl.ipynb"
     nbformat.write(release, path)
     report = submission.check_notebook(path, assignment="maxent_irl")

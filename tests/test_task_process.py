@@ -72,8 +72,8 @@ def test_a_task_that_hangs_prints_or_forges_its_answer_line_gets_no_point(mode, 
     assert "did not finish" in TaskRunner(hang, mode, uid).call("expected_answer", [(SORT,)])[0]["message"]
     noisy = "def expected_answer(prompt):\n    print('{\"results\": []}')\n    return 'x'\n"
     assert TaskRunner(noisy, mode, uid).call("expected_answer", [(SORT,)]) == [{"type": "str", "value": "x"}]
-    forged = ("import json, os, sys\nsys.__stdout__.write(json.dumps({'results': [{'type': 'array', 'values': [1.0] * 9, "
-              "'shape': [1] * 9}]}) + '\\n')\nsys.__stdout__.flush()\nos._exit(0)\n")
+    forged = ("import json, os, sys\nsys.__stdout__.write(json.dumps({'results': [{'type': 'array', "
+              "'values': [1.0] * 9, 'shape': [1] * 9}]}) + '\\n')\nsys.__stdout__.flush()\nos._exit(0)\n")
     assert "could not be judged" in TaskRunner(forged, mode, uid).call("f", [()])[0]["message"]
 
 

@@ -15,8 +15,8 @@ def grpo_step(model, tokenizer, prompts: list[str], cfg: Config) -> dict:
     for k, rollout in enumerate(rollouts):
         for rows, part in rollout.micro_batches(cfg.micro_batch):
             args = (part.sequences, part.attention_mask, part.prompt_width, cfg.temperature)
-            logprobs = grpo.token_logprobs(model, *args)  # [n, t]
-            ref = grpo.reference_token_logprobs(model, *args) if cfg.beta > 0 else None
+            logprobs = grpo.token_logprobs(model, *args, score=completion_logprobs)  # [n, t]
+            ref = grpo.reference_token_logprobs(model, *args, score=completion_logprobs) if cfg.beta > 0 else None
             share = part.num_rows / n_rows
             adv = advantages[k * G: (k + 1) * G][rows].to(logprobs.device)  # [n]
             loss = grpo_loss(logprobs, adv, part.completion_mask, ref, cfg.beta) * share

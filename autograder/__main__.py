@@ -117,15 +117,17 @@ def cmd_release(args) -> int:
 
 def cmd_autograde(args) -> int:
     from autograder.grading.batch import Request, autograde
+    from autograder.grading.late import read_extensions
     from autograder.grading.outcome import SubmissionLayoutError
     from autograder.isolation.probe import SandboxError
     from autograder.reports.feedback import format_table
 
     assignments = load_assignments(Path(args.course_root), args.assignment or None)
     try:
+        extensions = read_extensions(Path(args.extensions)) if args.extensions else {}
         request = Request(workers=args.workers, profile=args.profile, deadline=args.deadline,
                           late_penalty=args.late_penalty, memory_mb=args.memory_mb, timeout=args.timeout,
-                          ray_address=args.ray, sandbox_mode=args.sandbox)
+                          ray_address=args.ray, sandbox_mode=args.sandbox, extensions=extensions)
         results = autograde(Path(args.submissions), Path(args.out), assignments, request,
                             log=lambda line: print(line, file=sys.stderr, flush=True))
     except (SubmissionLayoutError, SandboxError, ValueError) as error:
@@ -133,6 +135,13 @@ def cmd_autograde(args) -> int:
         return 2
     print(format_table(results))
     print(f"\ngrades: {Path(args.out) / 'grades.csv'}   feedback: {Path(args.out) / 'feedback'}")
+    unknown = sorted(set(extensions) - {r.student for r in results})
+    if unknown:
+        print(f"warning: --extensions names students with no submission here: {', '.join(unknown)}", file=sys.stderr)
+    written = any(r.manual_max for r in results)
+    print("next: " + (f"grade the written answers in formgrader (`python -m autograder formgrader {args.out}`), then "
+                      f"`python -m autograder grades {args.out}`" if written else
+                      f"`python -m autograder grades {args.out}`, then `return` and `stats`"))
     return 0
 
 
@@ -159,6 +168,8 @@ def cmd_grades(args) -> int:
         print(f"warning: the gradebook's total differs: {line}", file=sys.stderr)
     print(f"grades: {Path(args.out) / 'grades.csv'}   LMS file: {Path(args.out) / 'lms_grades.csv'}   "
           f"feedback: {Path(args.out) / 'feedback'}")
+    print(f"next: `python -m autograder return {args.out}` (feedback back through the LMS) and "
+          f"`python -m autograder stats {args.out}` (which test cells students fail)")
     return 0
 
 
@@ -339,6 +350,8 @@ def _grading_commands(sub) -> None:
                         "CPU. auto: full with a GPU, else tiny)")
     p.add_argument("--ray", metavar="ADDRESS", help="send submissions to this Ray cluster (`auto`, "
                    "`ray://host:10001`, or `local` for a throwaway local instance)")
+    p.add_argument("--extensions", metavar="FILE", help="CSV with the columns student,deadline: that student's own "
+                   "deadline (ISO 8601), or `waived` for no late penalty; shown on their feedback and in both CSVs")
     p.add_argument("--deadline", help="ISO 8601 deadline (UTC unless an offset is given); later submissions "
                    "(the LMS's time recorded by collect, else the notebook's mtime) are marked late; an LMS late "
                    "flag (Canvas) counts without it")

@@ -14,7 +14,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -68,7 +68,7 @@ class Request:
     """``tiny``, ``small``, ``full`` or ``auto`` (``full`` where a GPU is found)."""
     deadline: datetime | str | None = None
     late_penalty: float = 0.0
-    """Fraction of the points taken per day late."""
+    """Fraction of the autograded points a late submission loses (a flat fraction, not per day)."""
     memory_mb: int | None = None
     """Memory limit of a kernel (default: each manifest's)."""
     timeout: int | None = None
@@ -79,6 +79,8 @@ class Request:
     """``required``, ``auto`` or ``off`` (default: ``AUTOGRADER_SANDBOX``, else ``auto``)."""
     feedback_pages: bool = True
     """False: result files and the summary page only, without nbgrader's page of the notebook."""
+    extensions: dict = field(default_factory=dict)
+    """student folder -> their own ISO deadline or "waived" (``--extensions FILE``, ``late.read_extensions``)."""
 
 
 def plan(submissions: Path, out: Path, assignments: list[Assignment], request: Request,
@@ -99,7 +101,7 @@ def plan(submissions: Path, out: Path, assignments: list[Assignment], request: R
     settings = Settings(profile=resolve_profile(request.profile, gpus), deadline=deadline,
                         late_penalty=request.late_penalty, memory_mb=request.memory_mb, timeout=request.timeout,
                         gpus=gpus, sandbox=requested, lms=lms_metadata(Path(submissions)),
-                        feedback_pages=request.feedback_pages,
+                        feedback_pages=request.feedback_pages, extensions=dict(request.extensions),
                         # local kernels graded side by side share the cores; a Ray node sizes its own
                         kernel_threads=threads_per_job(min(max(1, request.workers), len(jobs)))
                         if request.ray_address is None and jobs else 0)

@@ -97,3 +97,42 @@ def feedback_line(late: bool, submitted_at: str, source: str, fraction: float, p
         return f"late ({when}{per}): marked only, nothing deducted"
     return (f"late ({when}{per}): {fraction:.0%} of the autograded points deducted "
             f"({penalty:g} points)")
+
+
+WAIVED = "waived"
+
+
+def read_extensions(path: Path) -> dict[str, str]:
+    """student folder -> an ISO deadline of that student's own, or "waived" (no late penalty), from a CSV with the
+    columns ``student,deadline``; ValueError (one line naming the row) for anything else."""
+    import csv
+
+    extensions = {}
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            rows = list(csv.DictReader(handle))
+    except OSError as error:
+        raise ValueError(f"--extensions {path}: {error.strerror or error}") from None
+    for number, row in enumerate(rows, start=2):
+        student, deadline = (row.get("student") or "").strip(), (row.get("deadline") or "").strip()
+        if not student or not deadline:
+            raise ValueError(f"--extensions {path}, line {number}: needs the columns student,deadline (a deadline "
+                             f"like 2026-12-08T23:59, or {WAIVED})")
+        if deadline.lower() != WAIVED and _utc(deadline) is None:
+            raise ValueError(f"--extensions {path}, line {number}: {deadline!r} is neither an ISO deadline "
+                             f"(2026-12-08T23:59) nor {WAIVED}")
+        extensions[student] = WAIVED if deadline.lower() == WAIVED else deadline
+    return extensions
+
+
+def with_extension(late: bool, submitted_at: str, extension: str | None) -> tuple[bool, str | None]:
+    """(late, the feedback line) once a student's extension applies: "waived" is never late; an extension's
+    deadline decides from the submission time (without one, the LMS's flag stands)."""
+    if extension is None:
+        return late, None
+    if extension == WAIVED:
+        return False, "late penalty waived for you (an approved extension)"
+    when, due = _utc(submitted_at) if submitted_at else None, _utc(extension)
+    if when is None or due is None:
+        return late, f"your extension to {extension} could not be checked (no submission time): the LMS's flag stands"
+    return when > due, f"your extension: due {extension}" + (" (submitted after it)" if when > due else "")

@@ -73,6 +73,8 @@ class Settings:
     feedback_pages: bool = True
     """nbgrader's feedback page per submission (off only where nobody reads them: the mutation tests)."""
     lms: dict = field(default_factory=dict)
+    extensions: dict = field(default_factory=dict)
+    """student folder -> their own ISO deadline or "waived" (``--extensions``)."""
     """student folder -> LMS metadata recorded by ``collect`` (name, user id, lateness)."""
 
 

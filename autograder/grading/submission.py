@@ -88,6 +88,12 @@ def new_result(sub: Submission) -> Result:
         result.late = lms_late
     elif when is not None and sub.settings.deadline is not None:
         result.late = when > sub.settings.deadline
+    from autograder.grading.late import with_extension
+
+    result.late, line = with_extension(result.late, result.submitted_at, sub.settings.extensions.get(sub.student))
+    if line:
+        result.feedback.append(line)
+        result.timestamp_source = f"{result.timestamp_source}; extension" if result.timestamp_source else "extension"
     return result
 
 

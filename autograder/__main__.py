@@ -127,7 +127,8 @@ def cmd_autograde(args) -> int:
         extensions = read_extensions(Path(args.extensions)) if args.extensions else {}
         request = Request(workers=args.workers, profile=args.profile, deadline=args.deadline,
                           late_penalty=args.late_penalty, memory_mb=args.memory_mb, timeout=args.timeout,
-                          ray_address=args.ray, sandbox_mode=args.sandbox, extensions=extensions)
+                          ray_address=args.ray, sandbox_mode=args.sandbox, extensions=extensions,
+                          only=tuple(args.only or ()))
         results = autograde(Path(args.submissions), Path(args.out), assignments, request,
                             log=lambda line: print(line, file=sys.stderr, flush=True))
     except (SubmissionLayoutError, SandboxError, ValueError) as error:
@@ -168,6 +169,18 @@ def cmd_grades(args) -> int:
         print(f"warning: the gradebook's total differs: {line}", file=sys.stderr)
     print(f"grades: {Path(args.out) / 'grades.csv'}   LMS file: {Path(args.out) / 'lms_grades.csv'}   "
           f"feedback: {Path(args.out) / 'feedback'}")
+    if args.canvas_gradebook:
+        from autograder.reports.canvas_gradebook import fill
+
+        try:
+            filled = fill(Path(args.out), Path(args.canvas_gradebook), args.canvas_column)
+        except (OSError, ValueError) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        columns = ", ".join(f"{a} -> {c!r}" for a, c in filled.columns.items()) or "none"
+        print(f"Canvas import: {filled.path} (columns filled: {columns})")
+        for line in filled.unmatched:
+            print(f"  not matched: {line}", file=sys.stderr)
     print(f"next: `python -m autograder return {args.out}` (feedback back through the LMS) and "
           f"`python -m autograder stats {args.out}` (which test cells students fail)")
     return 0
@@ -195,6 +208,25 @@ def cmd_calibrate(args) -> int:
     print("\n".join(summary_lines(record)))
     print(f"record: {Path(args.out) / 'calibration.json'}\npage: {Path(args.out) / 'calibration.html'}")
     return 1 if any(run["error"] for run in record["assignments"].values()) else 0
+
+
+def cmd_return(args) -> int:
+    from autograder.reports.grades import check_out
+    from autograder.reports.lms_return import write_returns
+
+    try:
+        check_out(Path(args.out), "return")
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    done = write_returns(Path(args.out))
+    for path in done.zips:
+        print(f"return ZIP: {path}")
+    for line in done.lines:
+        print(line, file=sys.stderr)
+    if not done.zips:
+        print("no return ZIP written: no submission came through a Canvas or Moodle collect", file=sys.stderr)
+    return 0
 
 
 def cmd_stats(args) -> int:
@@ -350,6 +382,8 @@ def _grading_commands(sub) -> None:
                         "CPU. auto: full with a GPU, else tiny)")
     p.add_argument("--ray", metavar="ADDRESS", help="send submissions to this Ray cluster (`auto`, "
                    "`ray://host:10001`, or `local` for a throwaway local instance)")
+    p.add_argument("--only", nargs="+", metavar="STUDENT", help="regrade these students only, in an OUT graded "
+                   "before: every other result and every written grade is kept; their feedback records the regrade")
     p.add_argument("--extensions", metavar="FILE", help="CSV with the columns student,deadline: that student's own "
                    "deadline (ISO 8601), or `waived` for no late penalty; shown on their feedback and in both CSVs")
     p.add_argument("--deadline", help="ISO 8601 deadline (UTC unless an offset is given); later submissions "
@@ -370,7 +404,17 @@ def _report_commands(sub) -> None:
                        "and feedback pages with the written scores, comments and late penalties; lists what is "
                        "still to grade")
     p.add_argument("out", help="the OUT folder of an earlier `autograde`")
+    p.add_argument("--canvas-gradebook", metavar="EXPORT.csv", help="your Canvas gradebook export: writes "
+                   "OUT/canvas_gradebook_import.csv, that file with each assignment's column filled from our totals "
+                   "(rows matched by Canvas user id), ready for Canvas's gradebook import")
+    p.add_argument("--canvas-column", help="the export's column to fill (default: the one whose header holds the "
+                   "assignment id)")
     p.set_defaults(func=cmd_grades)
+
+    p = sub.add_parser("return", help="feedback back through the LMS: OUT/return/<assignment>-<lms>.zip, what "
+                       "Canvas's Re-Upload Submissions or Moodle's feedback-files upload takes in one go")
+    p.add_argument("out", help="the OUT folder of an earlier `autograde`")
+    p.set_defaults(func=cmd_return)
 
     p = sub.add_parser("stats", help="per-question statistics: score histogram, pass rate per graded cell, grouped "
                        "failure messages, and the test cells that strong submissions fail (check those tests)")

@@ -81,6 +81,8 @@ class Request:
     """False: result files and the summary page only, without nbgrader's page of the notebook."""
     extensions: dict = field(default_factory=dict)
     """student folder -> their own ISO deadline or "waived" (``--extensions FILE``, ``late.read_extensions``)."""
+    only: tuple = ()
+    """Regrade these students only, in an OUT graded before (``--only``): everyone else's results are kept."""
 
 
 def plan(submissions: Path, out: Path, assignments: list[Assignment], request: Request,
@@ -93,6 +95,9 @@ def plan(submissions: Path, out: Path, assignments: list[Assignment], request: R
 
     by_id = {a.id: a for a in assignments}
     jobs = discover(Path(submissions), list(by_id))
+    regrades = {}
+    if request.only:
+        jobs, regrades = _only(jobs, Path(out), request.only)
     needed = [by_id[name] for name in dict.fromkeys(job[1] for job in jobs)]
     gpus = detect_gpus() if request.ray_address is None and request.profile in ("auto", "full") and any(
         a.gpu_needed("full") for a in needed) else 0
@@ -102,6 +107,7 @@ def plan(submissions: Path, out: Path, assignments: list[Assignment], request: R
                         late_penalty=request.late_penalty, memory_mb=request.memory_mb, timeout=request.timeout,
                         gpus=gpus, sandbox=requested, lms=lms_metadata(Path(submissions)),
                         feedback_pages=request.feedback_pages, extensions=dict(request.extensions),
+                        regrades=regrades,
                         # local kernels graded side by side share the cores; a Ray node sizes its own
                         kernel_threads=threads_per_job(min(max(1, request.workers), len(jobs)))
                         if request.ray_address is None and jobs else 0)
@@ -121,6 +127,23 @@ def plan(submissions: Path, out: Path, assignments: list[Assignment], request: R
         (Path(out) / "lms.json").write_text(json.dumps(settings.lms, indent=2))
     check_models(needed, settings.profile, log)
     return jobs, by_id, settings
+
+
+def _only(jobs: list, out: Path, students: tuple) -> tuple[list, dict]:
+    """(the jobs of ``students``, {"student/assignment": their earlier autograded score}); ValueError (one line) for
+    an OUT never graded or a student with no submission."""
+    from autograder.reports.feedback import load_results
+
+    earlier = load_results(out)
+    if not earlier:
+        raise ValueError(f"--only regrades students in an OUT graded before, and {out} holds no results: run "
+                         "`python -m autograder autograde` without --only first")
+    missing = sorted(set(students) - {job[0] for job in jobs})
+    if missing:
+        raise ValueError(f"--only {' '.join(missing)}: no submission of theirs in SUBMISSIONS (student folders: "
+                         f"{', '.join(sorted({job[0] for job in jobs})[:20])})")
+    return ([job for job in jobs if job[0] in students],
+            {f"{r.student}/{r.assignment}": r.score for r in earlier if r.student in students})
 
 
 def _template(needed: list[Assignment], settings: Settings, ray: bool, scratch: Path, out: Path) -> Path:

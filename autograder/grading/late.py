@@ -125,14 +125,21 @@ def read_extensions(path: Path) -> dict[str, str]:
     return extensions
 
 
-def with_extension(late: bool, submitted_at: str, extension: str | None) -> tuple[bool, str | None]:
+def with_extension(late: bool, submitted_at: str, extension: str | None,
+                   upload_time: str = "") -> tuple[bool, str | None]:
     """(late, the feedback line) once a student's extension applies: "waived" is never late; an extension's
-    deadline decides from the submission time (without one, the LMS's flag stands)."""
+    deadline decides from the submission time. Without one (a Canvas download has only its ``_late`` flag), the
+    upload's ZIP time (a local time of unknown zone) decides when it is more than 14 hours (any zone) from the
+    extension's deadline; otherwise the LMS's flag stands, with a line saying so."""
     if extension is None:
         return late, None
     if extension == WAIVED:
         return False, "late penalty waived for you (an approved extension)"
     when, due = _utc(submitted_at) if submitted_at else None, _utc(extension)
+    if when is None and upload_time and due is not None:
+        local = _utc(upload_time)
+        if local is not None and abs((local - due).total_seconds()) > 14 * 3600:
+            when = local
     if when is None or due is None:
         return late, f"your extension to {extension} could not be checked (no submission time): the LMS's flag stands"
     return when > due, f"your extension: due {extension}" + (" (submitted after it)" if when > due else "")

@@ -75,6 +75,8 @@ class Settings:
     lms: dict = field(default_factory=dict)
     extensions: dict = field(default_factory=dict)
     """student folder -> their own ISO deadline or "waived" (``--extensions``)."""
+    regrades: dict = field(default_factory=dict)
+    """"student/assignment" -> the autograded score before this regrade (``--only``)."""
     """student folder -> LMS metadata recorded by ``collect`` (name, user id, lateness)."""
 
 

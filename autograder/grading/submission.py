@@ -90,7 +90,8 @@ def new_result(sub: Submission) -> Result:
         result.late = when > sub.settings.deadline
     from autograder.grading.late import with_extension
 
-    result.late, line = with_extension(result.late, result.submitted_at, sub.settings.extensions.get(sub.student))
+    result.late, line = with_extension(result.late, result.submitted_at, sub.settings.extensions.get(sub.student),
+                                       str(lms.get("upload_time") or ""))
     if line:
         result.feedback.append(line)
         result.timestamp_source = f"{result.timestamp_source}; extension" if result.timestamp_source else "extension"
@@ -190,6 +191,12 @@ def _grade_in(sub: Submission, ws: Workspace, result: Result, evaluators, jobs) 
     result.feedback += lines + ([mismatch] if mismatch else [])
     _keep_for_formgrader(ws, sub)
     watch.lap("score")
+    earlier = sub.settings.regrades.get(f"{sub.student}/{sub.assignment.id}")
+    if earlier is not None:
+        from datetime import UTC, datetime
+
+        result.feedback.append(f"regraded {datetime.now(UTC):%Y-%m-%d %H:%M} UTC: {earlier:g} -> {result.score:g} "
+                               "autograded points (written grades kept)")
     html = ws.course / "feedback" / sub.student / sub.assignment.id / f"{sub.assignment.id}.html"
     page = html if summary and summary.feedback and html.exists() else None
     outcome = Outcome(write_feedback(result, sub.out, sub.started, page, scrub=scrub), record)

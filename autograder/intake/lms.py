@@ -328,6 +328,7 @@ class _Collector:
             self.report.replaced.append(f"{name}/{self.assignment}/ ({count} file(s)) from an earlier collect")
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copytree(folder, destination, ignore=shutil.ignore_patterns(*JUNK), symlinks=True)
+        graded = next((u.label for u in student.uploads if len(notebooks) == 1 and u.name == notebooks[0].name), "")
         if len(notebooks) == 1 and notebooks[0].name != f"{self.assignment}.ipynb":
             (destination / notebooks[0].name).rename(destination / f"{self.assignment}.ipynb")
             student.notes.append(f"graded {notebooks[0].name} as {self.assignment}.ipynb")
@@ -340,7 +341,9 @@ class _Collector:
             "submitted_at": student.submitted_at, "timestamp_source": student.timestamp_source,
             "upload_time": max(times).isoformat(timespec="seconds") if times else None,
             "upload_time_source": ZIP_TIME if times else None,
-            "assignment": self.assignment, "notes": student.notes}
+            "assignment": self.assignment, "notes": student.notes,
+            # the graded notebook's path in the download, as the LMS named it: `return` names the feedback so
+            "graded_upload": graded}
         if not notebooks:
             self.report.unmatched.append((f"{name}/", "no notebook among this student's files"))
 

@@ -94,11 +94,14 @@ def collect_notes(folder: Path) -> list[str]:
 
 
 def lms_metadata(submissions: Path) -> dict:
-    """student folder -> what ``collect`` recorded (name, LMS user id, lateness and its source)."""
+    """student folder -> what ``collect`` recorded (name, LMS user id, lateness and its source; per assignment, the
+    graded upload's name in the download under ``by_assignment``)."""
     report = Path(submissions) / REPORT_NAME
     try:
         data = json.loads(report.read_text())
-        return {k: v for k, v in data.get("submissions", {}).items() if isinstance(v, dict)}
+        per_assignment = data.get("by_assignment") if isinstance(data.get("by_assignment"), dict) else {}
+        return {k: {**v, "by_assignment": per_assignment.get(k, {})}
+                for k, v in data.get("submissions", {}).items() if isinstance(v, dict)}
     except (OSError, ValueError, AttributeError):
         return {}
 

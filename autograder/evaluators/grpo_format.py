@@ -30,11 +30,11 @@ What the grader does with it:
 - each tier cell scores its points exactly when ``rate >= threshold`` (the thresholds of the
   profile grading runs in), whatever the kernel did in that cell; one feedback line gives the
   measured rate and the tiers earned;
-- just before a tier cell runs, the grader's executor writes the measurement (``rate``, ``hits``,
-  ``total``, ``error``, ``profile``, ``thresholds``...) into the cell's hidden line
-  ``GRADER_MEASUREMENT = None``, so the cell can print it. Without a grader (plain nbgrader) the
-  line stays None and the hidden part measures the adapter itself with a private copy of this
-  module. No environment variable or notebook variable is ever read.
+- the measurement (``rate``, ``hits``, ``total``, ``error``, ``profile``, ``thresholds``...) never
+  enters the kernel: the grader's executor hands it to the tier cells' judge (``check.measurement``
+  of ``solutions/grpo_format/tests/test_adherence.py``, ``MEASURED_BY``), and no probe runs there.
+  Without the kit's grader (plain nbgrader) the hidden test's ``measure_here`` measures the adapter
+  in the notebook's process. No environment variable or notebook variable is ever read.
 """
 from __future__ import annotations
 

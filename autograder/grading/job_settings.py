@@ -27,7 +27,7 @@ class JobSettings:
     deadline: float | None = None
     """Wall-clock time (``time.time()``) by which the whole notebook must have run; None: no limit."""
     measurement: dict | None = None
-    """The evaluator's measurement, written into the tier cells' ``GRADER_MEASUREMENT`` line."""
+    """The evaluator's measurement, handed to the tier cells' judge (``check.measurement``); never to the kernel."""
     feedback_pages: bool = True
     """Whether the job also generates the feedback page."""
 

@@ -257,7 +257,7 @@ def test_the_beyond_part_is_optional_ungraded_and_before_the_wrap_up():
         assert not meta.get("grade") and "points" not in meta, meta
         assert meta.get("locked") != meta.get("solution"), meta  # an answer cell, or locked scaffolding
         if cell.cell_type == "code" and not meta.get("solution"):
-            assert "if AUTOGRADING:" in cell.source or "if ABLATIONS:" in cell.source, meta["grade_id"]
+            assert "if AUTOGRADING:" in cell.source or "if ABLATIONS and RUN_BEYOND:" in cell.source, meta["grade_id"]
     for answer, (_, check) in BEYOND.items():
         assert ids[ids.index(answer) + 1] == check, f"{answer}: its self-check does not follow it"
     assert "optional and not graded" in part[0].source and "skipped\nwhile autograding" in part[0].source

@@ -11,8 +11,9 @@ import json
 import pytest
 
 from autograder.grading import hidden_tests
-from autograder.grading.task_process import InProcess, TaskRunner, task_source
+from autograder.grading.task_process import TaskRunner, task_source
 from autograder.isolation.probe import next_uid, probe
+from autograder.kernel.probe import InProcess
 from autograder.manifest import REPO_ROOT
 
 TESTS = REPO_ROOT / "solutions" / "tiny_grpo" / "tests"

@@ -95,11 +95,19 @@ def _with_prompts(namespace: dict) -> dict:
     return namespace
 
 
-def _passes(gid: str, namespace: dict) -> bool:
-    """Grade a test cell as the grader does: its hidden test's probe on ``namespace``, then the judge
-    against the reference's recorded observations (the visible checks teach; they never score)."""
+def _passes(gid: str, namespace: dict, sources: dict | None = None) -> bool:
+    """Grade a test cell as the grader does: its hidden test's probe on ``namespace``, the task functions apart
+    (from the answer cells' ``sources`` in a process of their own, as the grader runs them; else the namespace's),
+    then the judge against the reference's recorded observations (the visible checks teach; they never score)."""
+    from autograder.grading.task_process import TaskRunner, task_source
+    from autograder.kernel.probe import InProcess
+
     test = hidden_tests.load(HIDDEN)[hidden_tests.named_in(_by_id()[gid].source)]
     report = observe_probe(test.name, test.kernel_source, namespace)  # the functions' own globals: stand-ins reach them
+    if test.task_functions:
+        cells = [sources[cell] for cell in test.module.TASK_CELLS] if sources else None
+        runner = TaskRunner(task_source(cells, test.task_functions)) if cells else InProcess(namespace)
+        test.observe_task(report, runner)
     expected = hidden_tests.read_expected(HIDDEN)["tests"].get(test.name)
     return not hidden_tests.judge(test, report, expected, gid).failures
 
@@ -327,7 +335,7 @@ def test_model_free_hidden_tests_score_the_variants(variant):
     """The same verdicts as tests/test_mutations.py for the cells that need no model, in seconds: wrong
     variants lose exactly the cells their file's EXPECTED names, correct alternatives lose nothing."""
     ns = _with_prompts(_reference(sources=_variant_sources(variant)))
-    got = {gid: _passes(gid, ns) for gid in MODEL_FREE}
+    got = {gid: _passes(gid, ns, _variant_sources(variant)) for gid in MODEL_FREE}
     want = {gid: variant.expected.get(gid, TESTS[gid]) == TESTS[gid] for gid in MODEL_FREE}
     assert got == want, {gid: (got[gid], want[gid]) for gid in MODEL_FREE if got[gid] != want[gid]}
 

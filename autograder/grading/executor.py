@@ -196,13 +196,15 @@ class ProbeExecute(Execute):
         if self._check_timeout(outputs):
             return hidden_tests.Verdict(0.0, [f"{test.title}: the checks ran past the {self.timeout} s per-cell limit"],
                                         cause="CellTimeoutError"), rest
+        if why is None:
+            report["nonce"] = nonce  # the grader's own, over anything the kernel sent
         if test.task_functions and why is None:
             test.observe_task(report, self._task_runner(test))
         measurement = self._measurement
         if test.evaluated_with is not None and not self.record and why is None:
             measurement = self._evaluate(test, report)
         return hidden_tests.judge(test, report if why is None else why, expected, grade_id,
-                                  partial=grade_id in self.partial_credit, measurement=measurement, nonce=nonce), rest
+                                  partial=grade_id in self.partial_credit, measurement=measurement), rest
 
     def _task_runner(self, test: hidden_tests.HiddenTest):
         """Runs the student's task functions apart (``grading.task_process``), sandboxed like an evaluator."""

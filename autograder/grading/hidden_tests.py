@@ -376,8 +376,10 @@ def _default_judge(check: Check) -> None:
 
 
 def judge(test: HiddenTest, report, expected: dict | None, grade_id: str, partial: bool = False,
-          measurement: dict | None = None, nonce: int = 0) -> Verdict:
-    """The verdict on one test cell from the kernel's report (None: no report came back)."""
+          measurement: dict | None = None) -> Verdict:
+    """The verdict on one test cell from the kernel's report (None: no report came back). The report's
+    ``nonce`` is the grader's (the executor writes it over anything the kernel sent)."""
+    nonce = report.get("nonce", 0) if isinstance(report, dict) and type(report.get("nonce", 0)) is int else 0
     title = test.title
     if test.measured_by is None and not isinstance(report, dict):
         return Verdict(0.0, [f"{title}: the graded checks sent no result ({report or 'none arrived'})"])
@@ -408,7 +410,7 @@ def judge(test: HiddenTest, report, expected: dict | None, grade_id: str, partia
 
 
 def judge_in_process(assignment: str, name: str, namespace: dict, observe_probe,
-                     grade_id: str | None = None) -> Verdict:
+                     grade_id: str | None = None, task_runner=None) -> Verdict:
     """Plain ``nbgrader autograde``: probe (``observe_probe`` of ``autograder.kernel.probe``) and judge
     in the notebook's own process (not safe against a hostile notebook; it never passes what the
     kit's grader would fail)."""
@@ -424,14 +426,13 @@ def judge_in_process(assignment: str, name: str, namespace: dict, observe_probe,
         report, measurement = None, measure_in_process(test)
     else:
         report, measurement = observe_probe(name, test.kernel_source, namespace, nonce), None
-        if test.task_functions:
-            from autograder.grading.task_process import InProcess
-
-            test.observe_task(report, InProcess(namespace))
+        report["nonce"] = nonce
+        if test.task_functions and task_runner is not None:
+            test.observe_task(report, task_runner(namespace))  # kernel.probe.InProcess: the task's calls, in process
         if test.evaluated_with is not None:
             measurement = test.module.measure_here(decoded(report))
     expected = read_expected(folder).get("tests", {}).get(name)
-    return judge(test, report, expected, grade_id or name, measurement=measurement, nonce=nonce)
+    return judge(test, report, expected, grade_id or name, measurement=measurement)
 
 
 def measure_in_process(test: HiddenTest) -> dict:

@@ -155,21 +155,3 @@ def _answer(stdout: str, calls: list, stderr: str) -> list[dict]:
         return results
     last = stderr.strip().splitlines()[-1:] if stderr.strip() else []
     raise _NoAnswer("your task's functions stopped before answering" + (f" ({last[0][:200]})" if last else ""))
-
-
-class InProcess:
-    """Plain nbgrader: the same calls on the notebook's own functions, in the notebook's process."""
-
-    def __init__(self, namespace: dict):
-        self.namespace = namespace
-
-    def call(self, name: str, calls: list[tuple]) -> list[dict]:
-        from autograder.kernel.probe import Observe, error_value
-
-        observe, results = Observe(), []
-        for args in calls:
-            try:
-                results.append(observe.plain(self.namespace[name](*args)))
-            except Exception as error:  # noqa: BLE001 - an error is the observation
-                results.append(error_value(error))
-        return results

@@ -179,6 +179,8 @@ class _Collector:
         self.previous = previous
         self.max_bytes = max_bytes
         self.times, self.base = times, base
+        self.originals: dict[str, str] = {}
+        """Saved name -> the name in the download, for what extraction renamed (set by ``_collect_root``)."""
 
     def student(self, identity: tuple, name: str, lms: str, user_id: str = "", preferred: str = "") -> _Student:
         if identity not in self.students:
@@ -199,6 +201,7 @@ class _Collector:
             lms_id: int = 0) -> None:
         """Copy one upload (a file, or a folder with ``relative='.'``) into the student's folder."""
         label = source.relative_to(self.base).as_posix() if self.base in source.parents else source.name
+        label = self.originals.get(label, label)  # as the LMS named it, before extraction renamed it
         if source.is_dir() and not source.is_symlink():
             wanted = relative or source.name
             target = student.folder if relative == "." else student.folder / student.namer.claim(wanted)
@@ -559,24 +562,30 @@ def _collect_root(unpacked: _Unpacked, assignment: str, out: Path, max_bytes: in
     metadata_file = root / "submission_metadata.yml"
     gradescope = _read_gradescope_metadata(metadata_file) if metadata_file.exists() else {}
     formats = set()
+    # the names as the LMS wrote them (extraction saved some under portable names): identities and the LMS names
+    # recorded for lms_grades.csv, the Canvas import and the return ZIP come from these, byte for byte
+    originals = {after: before for before, after in unpacked.renamed}
+    collector.originals = originals
     for entry in sorted(entries):
         if entry == metadata_file:
             continue
+        shown = originals.get(entry.relative_to(root).as_posix(), entry.name)
         if entry.is_symlink() or not (entry.is_dir() or entry.is_file()):
             report.unmatched.append((entry.name, "not a regular file or folder: skipped"))
         elif entry.is_dir():
-            _collect_folder(collector, entry, root, gradescope, formats)
+            _collect_folder(collector, entry, root, gradescope, formats, shown)
         else:
-            _collect_file(collector, entry, root, assignment, formats)
+            _collect_file(collector, entry, root, assignment, formats, shown)
     report.format = "+".join(sorted(formats)) or "unknown"
     collector.finish()
     _write_report(out, assignment, report, previous, previous_report)
     return report
 
 
-def _collect_folder(collector, entry: Path, root: Path, gradescope: dict, formats: set) -> None:
-    """A student's folder: Gradescope's or Moodle's naming, else a plain folder holding a notebook."""
-    name = entry.name
+def _collect_folder(collector, entry: Path, root: Path, gradescope: dict, formats: set, shown: str = "") -> None:
+    """A student's folder: Gradescope's or Moodle's naming, else a plain folder holding a notebook (``shown``: its
+    name in the download, before extraction made it portable)."""
+    name = shown or entry.name
     if GRADESCOPE.match(name):
         formats.add("gradescope")
         sid, display, created = gradescope.get(name, (name, name, None))
@@ -599,20 +608,21 @@ def _collect_folder(collector, entry: Path, root: Path, gradescope: dict, format
         collector.unmatched(entry, root, "a folder with no notebook and no LMS naming")
 
 
-def _collect_file(collector, entry: Path, root: Path, assignment: str, formats: set) -> None:
-    """One uploaded file: Moodle's or Canvas's naming, else a plain notebook named after its student."""
-    name = entry.name
-    m = MOODLE.match(name)
-    if m and m["rest"]:
+def _collect_file(collector, entry: Path, root: Path, assignment: str, formats: set, shown: str = "") -> None:
+    """One uploaded file: Moodle's or Canvas's naming, else a plain notebook named after its student (``shown``: its
+    name in the download: who it is; the file is copied under the name it was saved as)."""
+    name, shown = entry.name, shown or entry.name
+    m, who = MOODLE.match(name), MOODLE.match(shown)
+    if m and m["rest"] and who:
         formats.add("moodle")
-        student = collector.student(("moodle", m["id"]), m["name"], "moodle", m["id"],
+        student = collector.student(("moodle", who["id"]), who["name"], "moodle", who["id"],
                                     preferred=f"{m['name']}_{m['id']}")
         collector.add(student, entry, m["rest"])
         return
-    m = CANVAS.match(name)
-    if m:
+    m, who = CANVAS.match(name), CANVAS.match(shown)
+    if m and who:
         formats.add("canvas")
-        student = collector.student(("canvas", m["uid"]), m["login"], "canvas", m["uid"], preferred=m["login"])
+        student = collector.student(("canvas", who["uid"]), who["login"], "canvas", who["uid"], preferred=m["login"])
         if m["late"]:
             student.late = True
             student.timestamp_source = "canvas _late flag"
@@ -622,7 +632,9 @@ def _collect_file(collector, entry: Path, root: Path, assignment: str, formats: 
         collector.add(student, entry, m["name"], canvas=True, lms_id=int(m["sid"]))
     elif entry.suffix == ".ipynb":
         formats.add("plain")
-        collector.add(collector.student(("plain", entry.stem), entry.stem, "plain"), entry, f"{assignment}.ipynb")
+        who = Path(shown).stem
+        collector.add(collector.student(("plain", who), who, "plain", preferred=entry.stem), entry,
+                      f"{assignment}.ipynb")
     else:
         collector.unmatched(entry, root, "file name matches no LMS convention")
 

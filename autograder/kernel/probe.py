@@ -271,8 +271,25 @@ def hidden_test(assignment: str, name: str, grade_id: str | None = None) -> None
         from autograder.grading import hidden_tests
     except ImportError:
         raise AssertionError("this check needs the course kit's grader (python -m autograder autograde)") from None
-    verdict = hidden_tests.judge_in_process(assignment, name, get_ipython().user_ns, observe_probe, grade_id)
+    verdict = hidden_tests.judge_in_process(assignment, name, get_ipython().user_ns, observe_probe, grade_id, InProcess)
     for line in verdict.notes:
         print(line)
     if verdict.failures:
         raise AssertionError("\n".join(verdict.failures))
+
+
+class InProcess:
+    """Plain nbgrader: a test's task calls (``grading.task_process``) on the notebook's own functions, in the
+    notebook's process."""
+
+    def __init__(self, namespace: dict):
+        self.namespace = namespace
+
+    def call(self, name: str, calls: list[tuple]) -> list[dict]:
+        observe, results = Observe(), []
+        for args in calls:
+            try:
+                results.append(observe.plain(self.namespace[name](*args)))
+            except Exception as error:  # noqa: BLE001 - an error is the observation
+                results.append(error_value(error))
+        return results

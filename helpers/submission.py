@@ -320,10 +320,15 @@ def cell_locations(notebook) -> list[str]:
     """For every cell, how a student finds it in Jupyter or Colab: the section heading above
     it (a TODO's title), which of that section's cells it is, and its first line."""
     nb = _read(notebook)
-    locations, section, counts = [], None, {}
+    locations, section, counts, asked = [], None, {}, None
     for cell in nb.cells:
         source = cell.get("source", "")
         own = _heading(source) if cell.cell_type == "markdown" else None
+        question, asked = asked, _question(source) if cell.cell_type == "markdown" else None
+        if question and cell.cell_type == "markdown" and own is None:  # the answer cell right after a question
+            where = f' (under "{section}")' if section else ""
+            locations.append(f"the answer to {question}{where}")
+            continue
         first = _first_line(source)
         if own is not None and source.lstrip().startswith("#"):
             title = next(line for line in source.splitlines() if line.strip()).strip().lstrip("#").strip()
@@ -338,6 +343,15 @@ def cell_locations(notebook) -> list[str]:
         if own is not None:
             section, counts = own, {}
     return locations
+
+
+QUESTION = re.compile(r"^\s*(?:#+\s*)?\**\s*((?:Question|Problem)\s+\d+)\b")
+
+
+def _question(source: str) -> str | None:
+    """"Question 2" when a markdown cell asks a numbered question (its first line says so), else None."""
+    found = QUESTION.match(source)
+    return found.group(1) if found else None
 
 
 def _unanswered(source: str) -> bool:

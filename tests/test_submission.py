@@ -255,3 +255,15 @@ def test_check_prints_the_report(tmp_path, capsys):
     report = submission.check(path)
     assert "markdown export" in capsys.readouterr().out
     assert report.ok
+
+
+def test_a_written_answer_is_named_by_its_question(tmp_path):
+    """Issue 41: "the answer to Question 2", not "the 4th text cell"."""
+    nb = make_notebook(nbformat.v4.new_markdown_cell("## Part 1"),
+                       nbformat.v4.new_markdown_cell("**Question 2.** Why?"),
+                       nbformat.v4.new_markdown_cell("YOUR ANSWER HERE"),
+                       nbformat.v4.new_markdown_cell("**Problem 16.** Show the curve."),
+                       nbformat.v4.new_markdown_cell("YOUR ANSWER HERE"))
+    locations = submission.cell_locations(nb)
+    assert locations[3] == 'the answer to Question 2 (under "Part 1")'
+    assert locations[5] == 'the answer to Problem 16 (under "Part 1")'

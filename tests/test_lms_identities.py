@@ -59,3 +59,12 @@ def test_plain_folder_twins_keep_their_own_folder_and_name(tmp_path):
     names = sorted(meta["name"].encode() for meta in lms_metadata(subs).values())
     assert names == sorted(login.encode() for login in TWINS.values())
     assert len({p.name for p in subs.iterdir() if p.is_dir()}) == len(TWINS)
+
+
+def test_collect_given_one_notebook_says_how_to_pass_it(tmp_path):
+    notebook = tmp_path / "alice.ipynb"
+    notebook.write_bytes((REPO / "notebooks" / "maxent_irl" / "maxent_irl.ipynb").read_bytes())
+    done = subprocess.run([sys.executable, "-m", "autograder", "collect", str(notebook), "--assignment", "maxent_irl",
+                           "--out", str(tmp_path / "subs")], capture_output=True, text=True)
+    assert done.returncode == 2 and "is one notebook, not an LMS download" in done.stderr
+    assert not (tmp_path / "subs").exists()

@@ -271,6 +271,10 @@ def cmd_similarity(args) -> int:
         index = report(out, assignment, reference=out / "source" / assignment / f"{assignment}.ipynb",
                        pages=args.pages)
         print(f"similarity of {assignment}: {index}")
+        with open(index.parent / "similarity.csv", newline="") as handle:
+            top = list(csv.DictReader(handle))[:5]
+        for row in top:  # the pairs worth a look first (the page shows the matched regions)
+            print(f"  {float(row['share']):6.1%} shared  {row['student']} ~ {row['other']}  ({row['tokens']} tokens)")
     return 0
 
 

@@ -72,8 +72,9 @@ def term(tmp_path_factory):
     grades = _run("autograder", "grades", str(out), "--canvas-gradebook", str(root / "export.csv"))
     returned = _run("autograder", "return", str(out))
     stats = _run("autograder", "stats", str(out))
+    similar = _run("autograder", "similarity", str(out))
     return dict(root=root, out=out, names=names, folder=folder, first=first, before=before, regrade=regrade,
-                grades=grades, returned=returned, stats=stats)
+                grades=grades, returned=returned, stats=stats, similar=similar)
 
 
 def test_the_extension_student_is_not_penalised(term):
@@ -116,3 +117,7 @@ def test_the_statistics_page_is_written(term):
     folder = term["out"] / "stats" / ID
     assert (folder / "index.html").is_file() and (folder / "stats.csv").is_file()
     assert f"statistics of {ID}" in term["stats"].stdout
+
+
+def test_similarity_prints_its_top_pairs(term):
+    assert "shared" in term["similar"].stdout and " ~ " in term["similar"].stdout

@@ -430,3 +430,17 @@ def test_every_title_table_states_the_points_the_cells_carry(assignment):
     assert sum(n for text, n in rows if "by hand" in text) == manual, rows
     assert sum(n for text, n in rows if "autograded" in text) == auto, rows
     assert all(n == manual + auto for text, n in rows if "total" in text), rows
+
+
+def test_release_warns_while_course_toml_holds_this_projects_own_url(tmp_path):
+    """Issue 41: a course that forgot to set its own install URL is told so by `release`."""
+    from autograder.authoring.release import PROJECT_URL, ReleaseReport
+
+    wheel = tmp_path / "dist" / "w.whl"
+    wheel.parent.mkdir()
+    wheel.write_bytes(b"0")
+    ours = ReleaseReport(out=tmp_path, wheel=wheel, url=PROJECT_URL).lines()
+    assert any(line.startswith("warning:") and "course.toml" in line for line in ours)
+    theirs = ReleaseReport(out=tmp_path, wheel=wheel, url="https://raw.githubusercontent.com/me/course/main").lines()
+    assert not any(line.startswith("warning:") for line in theirs)
+    assert PROJECT_URL in (REPO_ROOT / "course.toml").read_text()

@@ -127,9 +127,14 @@ class ReleaseReport:
             f"install:  {self.requirement}",
             *self.changes,
             f"publish {self.out} at {self.url} (the install cells fetch dist/ from there)",
+            *([f"warning: {self.url} is this project's own published release, not yours: set [release] install_url "
+               "in course.toml to where you publish, then generate and release again"]
+              if self.url.rstrip("/") == PROJECT_URL else []),
         ]
 
 
+PROJECT_URL = "https://raw.githubusercontent.com/course-kit/rl-for-llms-release/main"
+"""This project's own published release (the value course.toml ships with): a course of its own publishes elsewhere."""
 MARKER = ".course-kit-release.json"
 """Written into ``--out``: the files the release wrote (with their sha256), so the next release
 replaces those and nothing else."""

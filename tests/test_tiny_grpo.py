@@ -342,14 +342,15 @@ def test_model_free_hidden_tests_score_the_variants(variant):
 
 MODEL = ("test_grpo_step", "test_grpo_step_loss", "test_one_rollout", "test_training", "test_training_log")
 """Test cells whose probes run the tiny model (on fixed rollouts, with stand-ins): a few seconds each."""
-MODEL_VARIANTS = [v for v in VARIANTS if ({p.grade_id for p in v.patches} | set(v.replace)) & {"grpo_step", "train"}
-                  or set(v.expected) & set(MODEL)]
+MODEL_VARIANTS = [v for v in VARIANTS if v.kind == "wrong" and set(v.expected) & set(MODEL)]
+"""The wrong variants these cells must catch, in seconds each (every variant, allowed ones included, is graded by
+the mutation batch of tests/test_mutations.py too)."""
 
 
 @pytest.mark.parametrize("variant", [REFERENCE, *MODEL_VARIANTS], ids=lambda v: v.name)
 def test_step_and_train_hidden_tests_score_the_variants(variant):
     """As above for the cells of grpo_step and train, which run the tiny model (not the assignment's
-    trained one): each variant of those cells, and any other variant that declares points there."""
+    trained one): each wrong variant that declares points there."""
     ns = _reference(sources=_variant_sources(variant), step=True)
     got = {gid: _passes(gid, ns) for gid in MODEL}
     want = {gid: variant.expected.get(gid, TESTS[gid]) == TESTS[gid] for gid in MODEL}

@@ -66,5 +66,5 @@ def test_collect_given_one_notebook_says_how_to_pass_it(tmp_path):
     notebook.write_bytes((REPO / "notebooks" / "maxent_irl" / "maxent_irl.ipynb").read_bytes())
     done = subprocess.run([sys.executable, "-m", "autograder", "collect", str(notebook), "--assignment", "maxent_irl",
                            "--out", str(tmp_path / "subs")], capture_output=True, text=True)
-    assert done.returncode == 2 and "is one notebook, not an LMS download" in done.stderr
+    assert done.returncode == 2 and "it is one notebook, not an LMS download" in done.stderr
     assert not (tmp_path / "subs").exists()

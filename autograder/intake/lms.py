@@ -498,7 +498,8 @@ def collect(download: Path, assignment: str, out: Path, max_mb: int | None = Non
         raise ValueError(f"{download} does not exist")
     if download.is_file() and not zipfile.is_zipfile(download):
         if Path(download).suffix == ".ipynb":
-            raise ValueError(f"{download} is one notebook, not an LMS download: put it in a folder named after the "
+            raise ValueError(f"{download} is neither a folder nor a ZIP file: it is one notebook, not an LMS "
+                             "download: put it in a folder named after the "
                              f"student (e.g. DOWNLOAD/<student>.ipynb) and collect the folder, or place it yourself as "
                              f"SUBMISSIONS/<student>/{assignment}/{assignment}.ipynb and run autograde")
         raise ValueError(f"{download} is neither a folder nor a ZIP file")

@@ -210,14 +210,22 @@ def cmd_calibrate(args) -> int:
     return 1 if any(run["error"] for run in record["assignments"].values()) else 0
 
 
-def cmd_return(args) -> int:
+def _graded_out(out: str, command: str) -> bool:
+    """Whether OUT is a folder `autograde` wrote; else one line saying what to run first."""
     from autograder.reports.grades import check_out
-    from autograder.reports.lms_return import write_returns
 
     try:
-        check_out(Path(args.out), "return")
+        check_out(Path(out), command)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
+        return False
+    return True
+
+
+def cmd_return(args) -> int:
+    from autograder.reports.lms_return import write_returns
+
+    if not _graded_out(args.out, "return"):
         return 2
     done = write_returns(Path(args.out))
     for path in done.zips:
@@ -231,33 +239,23 @@ def cmd_return(args) -> int:
 
 def cmd_stats(args) -> int:
     from autograder.reports import stats
-    from autograder.reports.grades import check_out
 
-    try:
-        check_out(Path(args.out), "stats")
-    except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
+    if not _graded_out(args.out, "stats"):
         return 2
     pages = stats.write(Path(args.out))
     if not pages:
         print(f"error: no graded submission in {args.out}: run `python -m autograder autograde` first", file=sys.stderr)
         return 2
-    for assignment, page in pages.items():
-        with open(page.parent / "stats.csv") as handle:
-            flagged = [row["cell"] for row in csv.DictReader(handle) if row["flagged"] == "1"]
+    for assignment, (page, flagged) in pages.items():
         check = f" (check these tests: {', '.join(flagged)})" if flagged else ""
         print(f"statistics of {assignment}: {page}{check}")
     return 0
 
 
 def cmd_similarity(args) -> int:
-    from autograder.reports.grades import check_out
     from autograder.reports.similarity import report
 
-    try:
-        check_out(Path(args.out), "similarity")
-    except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
+    if not _graded_out(args.out, "similarity"):
         return 2
     out = Path(args.out)
     graded = sorted({p.name for p in out.glob("submitted/*/*") if p.is_dir()})

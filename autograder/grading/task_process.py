@@ -107,9 +107,9 @@ class TaskRunner:
 
     def _run(self, request: str) -> list[dict]:
         argv = [getattr(sys, "_base_executable", sys.executable), "-I", "-S", "-c", BOOT]
-        channel = Path(tempfile.mkdtemp(prefix="agt-"))
+        channel, private = Path(tempfile.mkdtemp(prefix="agt-")), Path(tempfile.mkdtemp(prefix="ags-"))
         try:
-            command = argv if self.mode not in ("root", "user") else self._sandboxed(argv, channel)
+            command = argv if self.mode not in ("root", "user") else self._sandboxed(argv, channel, private)
             try:
                 done = subprocess.run(command, input=request, capture_output=True, text=True, timeout=TIMEOUT_S,
                                       cwd=str(channel), env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -119,9 +119,11 @@ class TaskRunner:
                 raise _NoAnswer(f"your task's functions did not finish within {TIMEOUT_S} s") from None
         finally:
             shutil.rmtree(channel, ignore_errors=True)
+            shutil.rmtree(private, ignore_errors=True)
         return _answer(done.stdout, json.loads(request)["calls"], done.stderr)
 
-    def _sandboxed(self, argv: list[str], channel: Path) -> list[str]:
+    def _sandboxed(self, argv: list[str], channel: Path, private: Path) -> list[str]:
+        """The launcher's command for ``argv`` in a sandbox; its spec is written to ``private`` (the grader's only)."""
         from autograder.isolation.launcher import LAUNCH_BOOT
         from autograder.isolation.spec import HOME, Spec
 
@@ -130,8 +132,7 @@ class TaskRunner:
         spec = Spec(mode=self.mode, channel=str(channel), uid=self.uid or 0, disk_mb=64, memory_mb=MEMORY_MB,
                     pids_max=64, workdir=f"{HOME}/task", autograder_parts=(), env={"PYTHONHASHSEED": "0"},
                     argv=argv, hide=_hidden_folders())
-        folder = Path(tempfile.mkdtemp(prefix="ags-"))
-        return [sys.executable, "-I", "-c", LAUNCH_BOOT, "--spec", str(spec.write(folder))]
+        return [sys.executable, "-I", "-c", LAUNCH_BOOT, "--spec", str(spec.write(private))]
 
 
 class _NoAnswer(Exception):

@@ -49,7 +49,8 @@ def fill(out: Path, export: Path, column: str | None = None) -> Filled:
     header, lms = rows[0], load_lms(Path(out))
     done = Filled(Path(out) / OUTPUT)
     by_id = {row[1]: row for row in rows[1:] if len(row) > 1 and row[1].strip()}
-    for assignment in sorted({r.assignment for r in load_results(out)}):
+    results = load_results(out)
+    for assignment in sorted({r.assignment for r in results}):
         name = _column(header, assignment, column)
         if name is None:
             done.unmatched.append(f"{assignment}: no column of the export names it (columns: {', '.join(header[5:])});"
@@ -57,7 +58,7 @@ def fill(out: Path, export: Path, column: str | None = None) -> Filled:
             continue
         done.columns[assignment] = name
         index = header.index(name)
-        for result in (r for r in load_results(out) if r.assignment == assignment):
+        for result in (r for r in results if r.assignment == assignment):
             meta = lms.get(result.student, {})
             row = by_id.get(str(meta.get("user_id", ""))) if meta.get("lms") == "canvas" else None
             if row is None:

@@ -126,8 +126,9 @@ def _page(assignment: str, results: list[Result], cells: list[CellStats]) -> str
             f"<h2>Failure messages, grouped</h2>{clusters or '<p>None.</p>'}")
 
 
-def write(out: Path) -> dict[str, Path]:
-    """OUT/stats/<assignment>/index.html and stats.csv for every assignment graded in OUT; {assignment: page}."""
+def write(out: Path) -> dict[str, tuple[Path, list[str]]]:
+    """OUT/stats/<assignment>/index.html and stats.csv for every assignment graded in OUT; {assignment: (page, the
+    flagged cells)}."""
     from autograder.reports.feedback import load_results
 
     by_assignment: dict[str, list[Result]] = {}
@@ -143,5 +144,5 @@ def write(out: Path) -> dict[str, Path]:
             table.writerow(["cell", "points", "pass_rate", "flagged"])
             table.writerows([c.cell, f"{c.points:g}", f"{c.pass_rate:.3f}", int(c.flagged)] for c in cells)
         (folder / "index.html").write_text(_page(assignment, results, cells), encoding="utf-8")
-        pages[assignment] = folder / "index.html"
+        pages[assignment] = (folder / "index.html", [c.cell for c in cells if c.flagged])
     return pages

@@ -19,9 +19,10 @@ import json
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import MISSING, dataclass, field, fields, is_dataclass
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 
+from autograder import points
 from autograder.variants import Patch, Variant, VariantError, load_variants
 from helpers.profiles import PROFILES
 
@@ -85,7 +86,8 @@ class Demo:
     buggy_description: str
     buggy_patches: tuple[Patch, ...]
     expected: Mapping[str, float]
-    """``reference``, ``blank`` and ``buggy`` -> autograded points each must score."""
+    """``blank`` and ``buggy`` -> autograded points each must score; ``reference`` is added, the sum of the hidden
+    tests' ``POINTS``."""
 
 
 @dataclass(frozen=True)
@@ -242,7 +244,7 @@ def _check(assignment: Assignment, where: str) -> None:
     for variant in assignment.variants:
         if variant.kind not in ("wrong", "allowed"):
             raise ManifestError(f"{where}: variants.{variant.name}.kind: {variant.kind!r} is not wrong or allowed")
-    for key in ("reference", "blank", "buggy") if assignment.demo.buggy_patches else ("reference", "blank"):
+    for key in ("blank", "buggy") if assignment.demo.buggy_patches else ("blank",):
         if key not in assignment.demo.expected:
             raise ManifestError(f"{where}: demo.expected: missing field {key!r}")
     for key, (op, _bound) in (assignment.robustness.checks.items() if assignment.robustness else []):
@@ -272,7 +274,21 @@ def load_manifest(path: Path, assignment_id: str, source: Path) -> Assignment:
     except VariantError as error:
         raise ManifestError(str(error)) from None
     _check(assignment, where)
-    return assignment
+    return _with_reference_points(assignment, where)
+
+
+def _with_reference_points(assignment: Assignment, where: str) -> Assignment:
+    """``demo.expected.reference`` is the sum of the hidden tests' ``POINTS`` (``autograder.points``)."""
+    try:
+        reference = points.total(assignment.tests_dir)
+    except points.PointsError as error:
+        raise ManifestError(str(error)) from None
+    written = assignment.demo.expected.get("reference")
+    if written is not None and written != reference:
+        raise ManifestError(f"{where}: demo.expected.reference is {written:g} but the hidden tests' POINTS add up to "
+                            f"{reference}; remove it (it is derived from them)")
+    demo = replace(assignment.demo, expected={**assignment.demo.expected, "reference": reference})
+    return replace(assignment, demo=demo)
 
 
 def load_assignments(root: Path = REPO_ROOT, only: list[str] | None = None) -> list[Assignment]:

@@ -8,7 +8,8 @@ import sys
 import nbformat
 import pytest
 
-from autograder.authoring.scaffold import TODO_MARKER, points_table
+from autograder.authoring.points_table import table
+from autograder.authoring.scaffold import TODO_MARKER
 from autograder.authoring.stamping import setup_template
 from autograder.manifest import REPO_ROOT, load_assignments
 
@@ -34,8 +35,8 @@ def test_the_scaffold_is_a_course_notebook_from_the_one_template(tmp_path):
     notebook = nbformat.read(folder / "toy5.ipynb", as_version=4)
     setup = [c for c in notebook.cells if c.metadata["nbgrader"]["grade_id"] == "setup"]
     assert setup and setup[0].source == setup_template()
-    assert points_table(notebook) in notebook.cells[0].source
-    assert "| implementation (autograded) | 2 |" in notebook.cells[0].source
+    assert table(notebook) in notebook.cells[0].source
+    assert "| TODO 1 | 2 | 1 |" in notebook.cells[0].source
     (assignment,) = load_assignments(tmp_path)
     assert assignment.order == 100 and assignment.evaluator is None and assignment.export_limit is None
     assert set(json.loads((folder / "manifest.json").read_text())) == {"order", "limits", "demo"}

@@ -85,13 +85,18 @@ def unwired_test_cells(assignment: Assignment) -> list[str]:
 
 def generate(assignments: list[Assignment], release_root: Path, check: bool = False) -> list[str]:
     """Regenerate releases into ``release_root/<id>/``; with ``check``, only report stale ones."""
+    from autograder.authoring.points_table import PointsError, sync_points
     from autograder.authoring.stamping import ReleaseError, sync_setup_cells
 
     problems = [f"{a.id} {line}" for a in assignments for line in unwired_test_cells(a)]
     if problems:
         raise ReleaseError("graded test cells the grader cannot judge (see docs/AUTHORING.md):\n  "
                            + "\n  ".join(problems))
-    stale = sync_setup_cells(assignments, check)
+    try:
+        stale = sync_points(assignments, check)
+    except PointsError as error:
+        raise ReleaseError(str(error)) from None
+    stale += sync_setup_cells(assignments, check)
     with tempfile.TemporaryDirectory(prefix="generate-") as scratch:
         course = new_course(assignments, where=Path(scratch))
         for assignment in assignments:

@@ -1,6 +1,6 @@
 """``python -m autograder new ID``: a new assignment's three files, ready to fill in.
 
-It writes ``solutions/ID/ID.ipynb`` (a title whose points table is computed from the cells, the
+It writes ``solutions/ID/ID.ipynb`` (a title whose points table ``generate`` keeps up to date, the
 install cell from the one template, one TODO with its graded test cell, one written answer and
 the packing cell), ``solutions/ID/manifest.json`` with the two fields that have no default, and
 ``solutions/ID/tests/test_todo1.py``, the TODO's hidden test. Nothing else in the kit names an
@@ -15,6 +15,7 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.authoring import points_table
 from autograder.authoring.stamping import SETUP_CELL, set_release_metadata, setup_template
 
 ID_PATTERN = re.compile(r"[a-z][a-z0-9_]{1,39}")
@@ -34,20 +35,6 @@ def _cell(kind: str, grade_id: str, source: str, points: int = 0, solution: bool
     if points:
         meta["points"] = points
     return make(source, metadata={"nbgrader": meta})
-
-
-def points_table(notebook) -> str:
-    """The title's table of points, from the graded cells' metadata (never written by hand)."""
-    auto = manual = 0
-    for cell in notebook.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if meta.get("grade"):
-            if cell.cell_type == "code" and not meta.get("solution"):
-                auto += meta.get("points", 0)
-            else:
-                manual += meta.get("points", 0)
-    return ("| part | points |\n| --- | --- |\n"
-            f"| written answers (graded by hand) | {manual:g} |\n| implementation (autograded) | {auto:g} |")
 
 
 def _cells(assignment_id: str) -> list:
@@ -77,6 +64,7 @@ def _cells(assignment_id: str) -> list:
 
 HIDDEN_TEST = '''"""TODO 1: what the graded check tests, in one line."""
 TODO = "TODO 1"
+POINTS = 2  # the one place this cell's points are written: `generate` copies them into the notebook
 
 
 def probe(nb, observe):
@@ -92,7 +80,7 @@ MANIFEST = {
     "order": 100,
     "limits": {"cell_timeout_s": 60, "notebook_timeout_s": 600, "memory_mb": 3072, "disk_mb": 256,
                "max_submission_mb": 64},
-    "demo": {"buggy_description": "", "buggy_patches": [], "expected": {"reference": 2, "blank": 0}},
+    "demo": {"buggy_description": "", "buggy_patches": [], "expected": {"blank": 0}},
 }
 """The fields without a default (``autograder/manifest.py`` documents every other one)."""
 
@@ -107,7 +95,7 @@ def scaffold(root: Path, assignment_id: str) -> list[Path]:
         raise ScaffoldError(f"{folder} already exists; pick another id or delete that folder first")
     notebook = nbformat.v4.new_notebook(cells=_cells(assignment_id))
     set_release_metadata(notebook)
-    notebook.cells[0].source += points_table(notebook)
+    notebook.cells[0].source += points_table.table(notebook)
     (folder / "tests").mkdir(parents=True)
     paths = [folder / f"{assignment_id}.ipynb", folder / "manifest.json", folder / "tests" / "test_todo1.py"]
     nbformat.write(notebook, paths[0])

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 TODO = "Part 3 (adherence tier)"
+POINTS = {"test_adherence_50": 2, "test_adherence_70": 2, "test_adherence_90": 2}
 MEASURED_BY = "grpo_format"
 ADAPTER = Path("artifacts") / "grpo_format_adapter"
 

@@ -7,6 +7,7 @@ import random
 from autograder.grading.compare import difference, numeric
 
 TODO = "TODO 1 (format reward)"
+POINTS = 4
 BATCH = "all the responses in one call, shuffled, with fresh digits"
 
 OK = "<think>\nreasoning goes here\n</think>\n<answer>\nthe meaning of life is\n</answer>"

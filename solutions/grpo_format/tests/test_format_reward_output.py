@@ -4,6 +4,7 @@ from autograder.grading.compare import difference
 from autograder.kernel.probe import FAILED
 
 TODO = "TODO 1 (format reward, rule 4)"
+POINTS = 1
 
 TEXTS = ["<think>\nr\n</think>\n<answer>\n1\n</answer>", "plain text", "<think>\nr\n</think>"]
 SIZES = {"three responses": TEXTS, "one response": TEXTS[:1], "no responses": []}

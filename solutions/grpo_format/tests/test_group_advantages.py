@@ -3,6 +3,7 @@ import numpy as np
 import torch
 
 TODO = "TODO 2 (group advantages)"
+POINTS = 3
 SHAPES = (("3 prompts, groups of 2", 2, 3), ("4 prompts, groups of 3", 3, 4), ("2 prompts, groups of 5", 5, 2),
           ("1 prompt, a group of 8", 8, 1))
 

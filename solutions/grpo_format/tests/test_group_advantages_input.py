@@ -2,6 +2,7 @@
 import torch
 
 TODO = "TODO 2 (group advantages, input checks)"
+POINTS = 2
 BAD_INPUTS = (("5 rewards in groups of 2", (torch.ones(5), 2)), ("6 rewards in groups of 4", (torch.ones(6), 4)),
               ("group_size 0", (torch.ones(4), 0)), ("a negative group_size", (torch.ones(4), -2)))
 

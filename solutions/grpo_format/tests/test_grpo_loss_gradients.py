@@ -5,6 +5,7 @@ import math
 import torch
 
 TODO = "TODO 3 (GRPO loss, gradient)"
+POINTS = 4
 UP, DOWN = math.log(1.5), math.log(0.5)   # rho = 1.5 above 1 + eps, rho = 0.5 below 1 - eps (eps = 0.2)
 CASES = (
     ("inside the clip range", [-10.0, -10.0], [-10.05, -9.95], [1.0, -1.0], 0.0),

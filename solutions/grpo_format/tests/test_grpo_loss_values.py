@@ -6,6 +6,7 @@ import numpy as np
 import torch
 
 TODO = "TODO 3 (GRPO loss, value)"
+POINTS = 4
 
 EXAMPLE_NEW = [math.log(v) for v in (0.6, 0.4, 0.7, 0.3)]
 EXAMPLE_REF = [math.log(v) for v in (0.5, 0.5, 0.6, 0.4)]

@@ -11,6 +11,7 @@ from _update import Recorder, chat_prompts, kept, settings, stand_ins, tiny_poli
 from helpers import grpo
 
 TODO = "TODO 4 (grpo_update)"
+POINTS = 4
 QUESTIONS = ("If you add 41 and 7, what is the result?", "What is 23 plus 5?", "Compute 88 + 3.",
              "Could you add 12 and 9?", "Sum 57 and 6.", "What is the total of 30 and 4?")
 SETTINGS = ((4, 2, 0.9), (2, 3, 0.7), (4, 6, 1.0))

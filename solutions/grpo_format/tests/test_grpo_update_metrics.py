@@ -15,6 +15,7 @@ from autograder.grading.hidden_tests import decode
 from helpers import grpo
 
 TODO = "TODO 4 (grpo_update, logged numbers)"
+POINTS = 2
 QUESTIONS = ("What is 64 plus 3?", "Could you add 19 and 8?", "Sum 71 and 2.", "Compute 35 + 9.")
 LOGGED = ("reward_mean", "loss", "kl")
 

@@ -4,6 +4,7 @@ stable formula stays within the comparison's tolerance."""
 import torch
 
 TODO = "compute_entropy (large logits)"
+POINTS = 1
 LOGITS = [[-2.1864, 3.6984, -2.9894, 1.6385, -3.3185, -2.0205, 3.993],
           [-2.3248, 1.1349, -0.3269, -0.3749, -0.0401, -2.4622, 2.6442],
           [2.0, 2.0, -1.0, 0.5, 2.0, -3.0, 1.0],

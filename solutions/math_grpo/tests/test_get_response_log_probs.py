@@ -7,6 +7,7 @@ from _model import scored
 from _stand_ins import ENTROPY
 
 TODO = "get_response_log_probs (log-probs)"
+POINTS = 3
 
 
 def probe(nb, observe):

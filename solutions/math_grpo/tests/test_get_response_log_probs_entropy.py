@@ -8,6 +8,7 @@ from _model import scored
 from _stand_ins import ENTROPY
 
 TODO = "get_response_log_probs (token entropy)"
+POINTS = 1
 
 
 def probe(nb, observe):

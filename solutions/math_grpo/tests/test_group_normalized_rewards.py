@@ -2,6 +2,7 @@
 from _rewards import REWARDS, TIES, advantages
 
 TODO = "Problem 2 (group-normalized advantages)"
+POINTS = 3
 CASES = {"groups of 4, eps 1e-6": (REWARDS, 4, 1e-6), "groups of 3, eps 0.01": (REWARDS, 3, 0.01),
          "groups of 6, eps 1e-6": (REWARDS, 6, 1e-6), "groups whose rewards are all equal": (TIES, 4, 1e-6)}
 

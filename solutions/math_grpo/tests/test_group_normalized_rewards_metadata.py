@@ -1,6 +1,7 @@
 """Problem 2, requirement 4: metadata holds the batch means reward_mean, format_reward and answer_reward."""
 
 TODO = "Problem 2 (metadata)"
+POINTS = 1
 ROWS = [(1.0, 1.0, 1.0), (0.0, 1.0, 0.0), (0.0, 0.0, 0.0), (0.5, 1.0, 0.5), (1.0, 1.0, 1.0), (0.0, 0.0, 1.0)]
 KEYS = ("reward_mean", "format_reward", "answer_reward")
 

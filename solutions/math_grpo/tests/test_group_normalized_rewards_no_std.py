@@ -2,6 +2,7 @@
 from _rewards import REWARDS, TIES, advantages
 
 TODO = "Problem 2 (advantages without std normalization)"
+POINTS = 2
 CASES = {"groups of 4": (REWARDS, 4), "groups of 3": (REWARDS, 3), "groups of 2": (REWARDS, 2),
          "groups whose rewards are all equal": (TIES, 4)}
 

@@ -1,6 +1,7 @@
 """Problem 2, requirement 1: raw_rewards, and reward_fn called exactly once per response, in order."""
 
 TODO = "Problem 2 (raw rewards)"
+POINTS = 2
 REWARDS = [0.0, 1.0, 1.0, 0.0, 0.5, 0.0, 0.0, 1.0, 0.25, 0.75, 1.0, 0.0]
 CASES = {"groups of 4 with std normalization": (4, True), "groups of 3 without std normalization": (3, False)}
 

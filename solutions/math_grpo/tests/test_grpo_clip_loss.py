@@ -2,6 +2,7 @@
 from _batch import ADVANTAGES, clip_cases, column
 
 TODO = "Problem 4 (GRPO-Clip loss)"
+POINTS = 4
 
 
 def loss_only(clip, advantages, new, old, cliprange):

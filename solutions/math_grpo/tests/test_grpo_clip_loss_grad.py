@@ -3,6 +3,7 @@ import torch
 from _batch import ADVANTAGES, clip_cases, column, gradient
 
 TODO = "Problem 4 (GRPO-Clip gradient)"
+POINTS = 2
 
 
 def summed_gradient(clip, advantages, new, old, cliprange):

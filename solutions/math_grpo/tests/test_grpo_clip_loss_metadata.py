@@ -9,6 +9,7 @@ import torch
 from _batch import column, log_probs
 
 TODO = "Problem 4 (GRPO-Clip metadata)"
+POINTS = 2
 SIGNED = [[1.5], [-0.5], [2.0], [-1.0]]                                              # (B, 1), no zero
 
 

@@ -5,6 +5,7 @@ from _batch import VALUES, column, problem_11_example
 from _empty_slices import nan_or_zero_for_empty_slices
 
 TODO = "Problem 6 (masked_mean along a dim)"
+POINTS = 4
 MASK = [[0, 0, 1, 1, 1], [0, 0, 0, 0, 0], [1, 0, 0, 1, 1]]                           # (3, 5), row 1 empty
 FULL = [[1, 0, 0, 0, 0], [1, 1, 0, 1, 0], [1, 1, 1, 1, 1]]                           # (3, 5), no empty row
 

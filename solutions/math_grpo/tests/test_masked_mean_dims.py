@@ -5,6 +5,7 @@ from _batch import CUBE, CUBE_MASK, VALUES, column
 from _empty_slices import nan_or_zero_for_empty_slices
 
 TODO = "Problem 6 (masked_mean for any dim and rank)"
+POINTS = 2
 MASK = [[0, 0, 1, 1, 1], [1, 0, 0, 0, 0], [1, 0, 0, 1, 1]]                           # (3, 5), column 1 empty
 
 

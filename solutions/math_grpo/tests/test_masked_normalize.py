@@ -4,6 +4,7 @@ import torch
 from _batch import VALUES, column, problem_11_example
 
 TODO = "Problem 6 (masked_normalize)"
+POINTS = 2
 MASK = [[0, 0, 1, 1, 1], [0, 0, 0, 0, 0], [1, 0, 0, 1, 1]]                           # (3, 5), row 1 empty
 
 

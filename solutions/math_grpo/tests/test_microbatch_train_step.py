@@ -9,6 +9,7 @@ from _stand_ins import STEP
 from _step import returned_loss
 
 TODO = "Problem 7 (microbatch train step: loss)"
+POINTS = 3
 CALLS = {"reinforce_with_baseline, 2 accumulation steps": (2, "reinforce_with_baseline"),
          "grpo_clip, 2 accumulation steps": (2, "grpo_clip"),
          "no_baseline, 4 accumulation steps": (4, "no_baseline"),

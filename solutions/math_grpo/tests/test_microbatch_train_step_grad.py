@@ -8,6 +8,7 @@ from _stand_ins import STEP
 from _step import step
 
 TODO = "Problem 7 (microbatch train step: gradients and accumulation)"
+POINTS = 3
 CALLS = (("call 1, reinforce_with_baseline, 2 accumulation steps", 2, "reinforce_with_baseline"),
          ("call 2, grpo_clip, 2 accumulation steps", 2, "grpo_clip"),
          ("call 3, no_baseline, 4 accumulation steps", 4, "no_baseline"))

@@ -10,6 +10,7 @@ from _stand_ins import STEP
 from _step import step
 
 TODO = "Problem 7 (microbatch train step: masked_normalize)"
+POINTS = 2
 CASES = (("constant_normalizer=6, 1 accumulation step", 1, None, {"constant_normalizer": 6.0}),
          ("the default constant, a bool mask, 3 accumulation steps", 3, True, {}))
 

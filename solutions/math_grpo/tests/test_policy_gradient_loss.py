@@ -8,6 +8,7 @@ from _either import OWN, stand_ins_or_own
 from _stand_ins import LOSSES
 
 TODO = "Problem 5 (policy-gradient loss dispatcher)"
+POINTS = 4
 TYPES = ("no_baseline", "reinforce_with_baseline", "grpo_clip")
 
 

@@ -13,6 +13,7 @@ from _stand_ins import LOSSES
 from autograder.grading.compare import difference
 
 TODO = "Problem 5 (dispatcher argument checks)"
+POINTS = 2
 ACCEPTED = ("ValueError", "AssertionError")
 
 

@@ -9,6 +9,7 @@ from _either import OWN, stand_ins_or_own
 from _stand_ins import LOSSES
 
 TODO = "Problem 5 (dispatcher metadata)"
+POINTS = 2
 TYPES = ("grpo_clip", "no_baseline", "reinforce_with_baseline")
 
 

@@ -3,6 +3,7 @@ output (the kit's tiny tokenizer, whatever the profile)."""
 from _model import tokenizer
 
 TODO = "Tokenization (input_ids and labels)"
+POINTS = 2
 PROMPTS = ["Solve for $x$: $x + 3 = 13$.", "What is $\\frac{1}{2} + 3$?", "7 - 0 =", "So th"]
 OUTPUTS = [" 10 </think> <answer> 10 </answer>", " it is 3.5", " 7", "e answer is 4"]
 

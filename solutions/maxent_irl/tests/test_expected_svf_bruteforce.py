@@ -4,6 +4,7 @@ import math
 import numpy as np
 
 TODO = "TODO 3 (expected SVF)"
+POINTS = 6
 
 
 def random_mdp(gen, n: int, n_actions: int) -> np.ndarray:

@@ -5,6 +5,7 @@ forward push and the terminal states only; the backward step is the other test c
 import numpy as np
 
 TODO = "TODO 3 (expected SVF)"
+POINTS = 4
 
 
 def chain(n: int) -> np.ndarray:

@@ -5,6 +5,7 @@ from _demos import demo
 from helpers.irl import Trajectory
 
 TODO = "TODO 1 (feature expectations)"
+POINTS = 3
 
 
 def probe(nb, observe):

@@ -6,6 +6,7 @@ from _iterable import AS_GENERATOR, AS_LIST, judge  # noqa: F401 - judge: this c
 from helpers.irl import Trajectory
 
 TODO = "TODO 1 (feature expectations)"
+POINTS = 1
 
 
 def probe(nb, observe):

@@ -3,6 +3,7 @@ import numpy as np
 from _demos import demo
 
 TODO = "TODO 2 (start distribution)"
+POINTS = 3
 
 
 def probe(nb, observe):

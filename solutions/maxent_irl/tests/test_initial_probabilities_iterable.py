@@ -4,6 +4,7 @@ from _demos import demo
 from _iterable import AS_GENERATOR, AS_LIST, judge  # noqa: F401 - judge: this check's rule
 
 TODO = "TODO 2 (start distribution)"
+POINTS = 1
 
 
 def probe(nb, observe):

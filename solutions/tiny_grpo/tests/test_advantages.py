@@ -7,6 +7,7 @@ import torch
 from _rules import matches, rescaled, same_as
 
 TODO = "Cell 5, group_advantages"
+POINTS = 2
 CASES = {"20 rewards in groups of 4": 4, "8 rewards in groups of 4, uneven spreads": 4, "12 rewards in groups of 6": 6}
 
 

@@ -9,6 +9,7 @@ from _rules import finite, flat, matches, rescaled, same_as
 from _world import error_name
 
 TODO = "Cell 5, group_advantages (edge cases)"
+POINTS = 1
 RAISES = ("group_size 1", "group_size 0", "3 rewards in groups of 2")
 MIXED = "a tied group of 3 beside two untied ones"
 

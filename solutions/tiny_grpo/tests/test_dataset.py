@@ -6,6 +6,7 @@ reference's prompts); the prompts alone, which the kernel reports, never pay."""
 from _rules import apart_failed, strings
 
 TODO = "Cell 3, make_prompts"
+POINTS = 1
 FIRST, AGAIN, OTHER = "300 prompts, seed 7", "300 prompts, seed 7 again", "300 prompts, seed 8"
 HELD = "60 prompts, seed 7, excluding the first 150 of seed 7's"
 FEW = "5 prompts, seed 3"

@@ -20,6 +20,7 @@ from _rules import apart_failed, strings, words
 from helpers import grpo, lm, profiles
 
 TODO = "Cell 7, the fine-tuned adapter"
+POINTS = 3
 EVALUATE_WITH = "greedy_answers"
 ARTIFACT = "artifacts/tiny_grpo_adapter"
 ADAPTER = Path("artifacts") / "tiny_grpo_adapter"

@@ -7,6 +7,7 @@ import random
 from _rules import apart_failed, strings, words
 
 TODO = "Cell 3, expected_answer"
+POINTS = 1
 PROMPTS, ANSWERS, AGAIN = "100 prompts (make_prompts, seed 17)", "their answers", "their answers, asked again"
 TASK_CELLS, TASK_FUNCTIONS = ("dataset", "reward"), ("expected_answer", "get_reward")
 

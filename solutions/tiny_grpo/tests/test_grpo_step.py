@@ -8,6 +8,7 @@ import torch
 from _world import PROMPTS, STAND_INS, StepConfig, error_name, fixed_sampling, tiny_policy, tokenizer
 
 TODO = "Cell 5, grpo_step (rewards and advantages)"
+POINTS = 1
 PENALISED = "advantages with cfg.kl_penalty = 'reward'"
 
 

@@ -9,6 +9,7 @@ from _world import PROMPTS, STAND_INS, StepConfig, fixed_rollout, fixed_sampling
 from autograder.grading.compare import difference
 
 TODO = "Cell 5, grpo_step (loss, gradient, kl)"
+POINTS = 2
 
 
 def as_float32(value):

@@ -7,6 +7,7 @@ from _losses import ADVANTAGES, LENGTHS, MASK, backward, got_gradient, leaf, log
 from _rules import matches, replaced, rescaled, same_as
 
 TODO = "Cell 5, k3_kl and the KL term of grpo_loss"
+POINTS = 1
 BETA = 0.5
 ROWS = [f"completion {i + 1} alone ({n} tokens), beta 0.5" for i, n in enumerate(LENGTHS)]
 BATCH = "four completions, beta 0.5"

@@ -5,6 +5,7 @@ from _losses import ADVANTAGES, LENGTHS, MASK, backward, got_gradient, leaf, log
 from _rules import matches, replaced, rescaled, same_as
 
 TODO = "Cell 5, grpo_loss (policy term)"
+POINTS = 2
 ROWS = [f"completion {i + 1} alone ({n} tokens)" for i, n in enumerate(LENGTHS)]
 BATCH = ("four completions", "four completions, other values at the padding")
 GRADIENT = "gradient to the log-probs"

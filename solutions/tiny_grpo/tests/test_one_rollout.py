@@ -6,6 +6,7 @@ import torch
 from _world import PROMPTS, STAND_INS, StepConfig, fixed_sampling, length_reward, tiny_policy, tokenizer
 
 TODO = "Cell 5, grpo_step (one rollout per step)"
+POINTS = 1
 CALLS, SCORED = "calls to grpo.sample_completions in one step", "the responses the step scored, sorted"
 
 

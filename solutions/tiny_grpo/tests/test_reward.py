@@ -12,6 +12,7 @@ from _rules import apart_failed, numbers, strings, words
 from autograder.grading.hidden_tests import decode
 
 TODO = "Cell 4, get_reward"
+POINTS = 2
 PROMPTS, ANSWERS = "40 prompts (make_prompts, seed 11)", "their expected answers"
 GOOD, SPACED = "the expected answers", "the expected answers with whitespace around them"
 EMPTY, SWAPPED = "an empty and two blank responses", "each prompt given the next prompt's answer"

@@ -7,6 +7,7 @@ import math
 from _rules import apart_failed, numbers
 
 TODO = "Cell 4, SANITY_CASES"
+POINTS = 1
 TABLE, REWARDS = "SANITY_CASES (prompt, response, claimed reward)", "get_reward of its rows"
 TASK_CELLS, TASK_FUNCTIONS = ("dataset", "reward"), ("expected_answer", "get_reward")
 MAX_ROWS = 1000

@@ -9,6 +9,7 @@ import torch
 from _training import CONFIG, POOL, change, train_with_stand_in
 
 TODO = "Cell 6, train (the loop)"
+POINTS = 1
 BATCHES = "different batches drawn in 3 steps"
 MOVED, CLIPPED = "where 3 steps took the LoRA weights", "where 1 step clipped to 1e-12 took the LoRA weights"
 SHARE = 0.01

@@ -7,6 +7,7 @@ import torch
 from _training import CONFIG, train_with_stand_in
 
 TODO = "Cell 6, train (records and log)"
+POINTS = 1
 STEPS, LINES = "record 'step' of each step", "lines printed with cfg.log_every = 1 (3 steps)"
 KEYS = ("loss", "reward_mean", "grad_norm", "kl")
 

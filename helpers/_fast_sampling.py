@@ -193,8 +193,11 @@ class Sampler:
         engine.eval().requires_grad_(False)
         return engine
 
-    def _lora_version(self) -> int:
-        return sum(p._version for layer, _ in self._lora.values() for p in layer.parameters() if p.requires_grad)
+    def _lora_version(self) -> tuple[int, bool]:
+        """What the engine's weights depend on: the adapter's values, and whether it is switched off
+        (inside ``with policy.disable_adapter():`` the engine must sample the base model)."""
+        values = sum(p._version for layer, _ in self._lora.values() for p in layer.parameters() if p.requires_grad)
+        return values, any(getattr(layer, "disable_adapters", False) for layer, _ in self._lora.values())
 
     @torch.no_grad()
     def sync(self, force: bool = False) -> None:

@@ -116,7 +116,7 @@ def mount_drive(mountpoint: str | Path | None = None) -> Path | None:
     and returns ``None``. Prints one line either way.
     """
     if not _on_colab():
-        print(f"artifacts: not on Colab, so no Drive to mount; they are saved in {shown_path(artifacts_root_hint())}")
+        print(f"artifacts: saved in {shown_path(artifacts_root_hint())} (Google Drive is for Colab)")
         return None
     mountpoint = Path(mountpoint or DRIVE_MOUNTPOINT)
     my_drive = mountpoint / "MyDrive"

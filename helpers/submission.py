@@ -108,6 +108,11 @@ class Report:
         return export_ok and not self.blocking
 
     def format(self) -> str:
+        never_run = next((p for p in self.blocking if p.cell is None and p.message.startswith("not run")), None)
+        if never_run is not None:  # the other checks read outputs: one line says what to do first
+            todo = sum("placeholder" in p.message for p in self.blocking)
+            return (f"submission check: {self.path}\n  => NOT ready to submit: {never_run.message}"
+                    + (f" ({todo} answer(s) also still to do)" if todo else ""))
         mark = lambda good: "ok " if good else "FAIL"  # noqa: E731
         share = 100.0 * self.characters / self.limit if self.limit else float("inf")
         lines = [f"submission check: {self.path}"]

@@ -1,12 +1,12 @@
-"""tiny_grpo's visible self-checks, task probe and before/after evaluation: plumbing, never an answer.
+"""tiny_grpo's visible self-checks, task probe and printing helpers: plumbing, never an answer.
 
 Each ``check_*`` function runs a student's function on a small input whose right result is known,
 and raises ``AssertionError`` naming the function, its cell and the likely slip when the result is
 one of the common wrong answers. They check a subset of what the hidden tests check, on other
 inputs, so passing them is necessary, not sufficient. ``sampled_exact_rate`` measures how often the
 base model already samples a task's exact answer (GRPO can only reinforce such answers);
-``greedy_before_after`` compares greedy answers with the LoRA adapter off and on; ``load_policy``
-loads the notebook's model.
+``show_examples`` prints before/after examples of the student's own evaluation (Cell 7, theirs to
+write); ``load_policy`` loads the notebook's model.
 
 Shapes: B prompts, G completions each, N = B*G rows.
 """
@@ -296,12 +296,12 @@ def check_records(history, steps: int | None = None) -> None:
 # --- the task probe ---------------------------------------------------------------------------------
 
 @torch.no_grad()
-def sampled_exact_rate(model, tokenizer, prompts, expected_answer, group_size: int, max_new_tokens: int,
-                       temperature: float = 1.0) -> tuple[float, float]:
-    """Sample ``group_size`` completions per prompt: the share that is exactly ``expected_answer``
-    (whitespace collapsed) and the share of groups holding at least one. Prints both."""
-    prompts = list(prompts)
-    rollout = grpo.sample_completions(model, tokenizer, prompts, group_size, max_new_tokens, temperature=temperature)
+def sampled_exact_rate(model, tokenizer, prompts, expected_answer, cfg) -> tuple[float, float]:
+    """Sample ``cfg.group_size`` completions per prompt (``cfg.max_new_tokens``, ``cfg.temperature``): the share
+    that is exactly ``expected_answer`` (whitespace collapsed) and the share of groups holding one. Prints both."""
+    prompts, group_size, temperature = list(prompts), cfg.group_size, cfg.temperature
+    rollout = grpo.sample_completions(model, tokenizer, prompts, group_size, cfg.max_new_tokens,
+                                      temperature=temperature)
     answers = [expected_answer(p).split() for p in prompts]
     hits = [c.split() == answers[i // group_size] for i, c in enumerate(rollout.completions)]  # [N]
     groups = [any(hits[i: i + group_size]) for i in range(0, len(hits), group_size)]  # [B]
@@ -323,7 +323,7 @@ def load_policy(cfg, profile: str):
     sampler = grpo.enable_fast_sampling(model, tokenizer)
     lora = model.num_parameters(only_trainable=True)
     print(f"{lm.base_model_identity(base)}: {model.num_parameters() - lora:,} parameters + {lora:,} LoRA weights, "
-          f"{base.dtype} on {base.device}; {sampler.describe()}")
+          f"{base.dtype} on {base.device}" + ("" if sampler.engine is None else f"; {sampler.describe()}"))
     print(f"{cfg.steps} steps x {cfg.batch_prompts} prompts x G={cfg.group_size}, lr {cfg.lr:g}, beta {cfg.beta:g}")
     return model, tokenizer, name
 
@@ -339,7 +339,7 @@ def show_examples(prompts, base: list[str], tuned: list[str], get_reward, count:
     prompts = list(prompts)[:count]
     before, after = _floats(get_reward(prompts, base[:count])), _floats(get_reward(prompts, tuned[:count]))
     for i, prompt in enumerate(prompts):
-        print(f"{shown(prompt, 34)} -> before {base[i]!r} ({before[i]:.1f}) | after {tuned[i]!r} ({after[i]:.1f})")
+        print(f"{shown(prompt, 26)} -> before {base[i]!r} ({before[i]:.1f}) | after {tuned[i]!r} ({after[i]:.1f})")
 
 
 def update_metrics(path, **final) -> None:
@@ -349,33 +349,3 @@ def update_metrics(path, **final) -> None:
     metrics = json.loads(path.read_text())
     metrics["final"].update(final)
     path.write_text(json.dumps(metrics))
-
-
-@torch.no_grad()
-def greedy_before_after(model, tokenizer, prompts, expected_answer, get_reward, max_new_tokens: int,
-                        batch: int = 100, show: int = 0) -> tuple[list[str], list[str], dict]:
-    """Greedy answers to ``prompts`` with the adapter off (base) and on (fine-tuned), and the metrics
-    the notebook saves: exact-answer rate and mean reward before and after, and the gain. Prints them,
-    then ``show`` examples (:func:`show_examples`)."""
-    prompts = list(prompts)
-
-    def greedy():
-        return [c for i in range(0, len(prompts), batch) for c in grpo.sample_completions(
-            model, tokenizer, prompts[i: i + batch], 1, max_new_tokens, do_sample=False).completions]
-
-    with grpo.adapter_disabled(model):
-        base = greedy()
-    tuned = greedy()
-    final = {}
-    for when, outputs in (("before", base), ("after", tuned)):
-        final[f"reward_{when}"] = sum(_floats(get_reward(prompts, outputs))) / len(prompts)
-        final[f"exact_{when}"] = sum(o.split() == expected_answer(p).split()
-                                     for p, o in zip(prompts, outputs, strict=True)) / len(prompts)
-    final["exact_gain"] = final["exact_after"] - final["exact_before"]
-    error = 100 * (final["exact_after"] * (1 - final["exact_after"]) / len(prompts)) ** 0.5  # binomial standard error
-    print(f"{len(prompts)} held-out prompts, greedy: exact {final['exact_before']:.1%} -> {final['exact_after']:.1%} "
-          f"({100 * final['exact_gain']:+.1f} points, standard error {error:.1f}); mean reward "
-          f"{final['reward_before']:.3f} -> {final['reward_after']:.3f}")
-    if show:
-        show_examples(prompts, base, tuned, get_reward, show)
-    return base, tuned, final

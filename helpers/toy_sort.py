@@ -180,7 +180,7 @@ def lecture_demo(seed: int = 4) -> None:
     torch.manual_seed(seed)
     responses = sample(policy, prompt, G=5)  # [1, 5, L]
     scores = rewards(prompt, responses, inclusion_ordering_reward)  # [1, 5]
-    print("responses", responses[0].tolist(), "rewards", scores[0].tolist())
+    print("responses", responses[0].tolist())  # their rewards: the first row below
     show_weights_and_losses(policy, prompt, responses, scores)
     frozen_ratio_gradient()
     kl_estimators()

@@ -14,8 +14,10 @@ SORT_PROMPTS = ["Sort the digits: 3 1 2\nSorted:", "Sort the digits: 9 8 7 6 5\n
 def policy(tiny_model):
     policy = lm.add_lora(tiny_model, r=4, alpha=8, dropout=0.0)
     with torch.no_grad():  # a non-zero adapter, so merged and unmerged paths can differ if wrong
-        generator = torch.Generator().manual_seed(0)
+        generator = torch.Generator().manual_seed(0)  # both factors: lora_A's init would follow earlier tests
         for name, param in policy.named_parameters():
+            if "lora_A" in name:
+                param.copy_(0.1 * torch.randn(param.shape, generator=generator))
             if "lora_B" in name:
                 param.add_(0.05 * torch.randn(param.shape, generator=generator))
     return policy
@@ -92,6 +94,28 @@ def test_fast_sampler_matches_the_policy_and_follows_its_updates(policy, tiny_to
     for name, param in policy.named_parameters():
         if not param.requires_grad:
             assert torch.equal(param, base_before[name]), name
+
+
+@pytest.mark.parametrize("mode", ["merged"])
+def test_fast_sampler_samples_the_base_model_while_the_adapter_is_off(policy, tiny_tokenizer, mode):
+    """Issue 43: ``with grpo.adapter_disabled(policy):`` needs no ``disable_fast_sampling`` first."""
+    with torch.no_grad():
+        generator = torch.Generator().manual_seed(1)
+        for name, param in policy.named_parameters():
+            if "lora_A" in name or "lora_B" in name:
+                param.copy_(0.5 * torch.randn(param.shape, generator=generator))  # an adapter that changes answers
+    with grpo.adapter_disabled(policy):
+        base = grpo.sample_completions(policy, tiny_tokenizer, SORT_PROMPTS, 1, 10, do_sample=False).completions
+    tuned = grpo.sample_completions(policy, tiny_tokenizer, SORT_PROMPTS, 1, 10, do_sample=False).completions
+    assert base != tuned  # the adapter matters, so the check below means something
+    grpo.enable_fast_sampling(policy, tiny_tokenizer, mode=mode)
+    try:
+        with grpo.adapter_disabled(policy):
+            fast_base = grpo.sample_completions(policy, tiny_tokenizer, SORT_PROMPTS, 1, 10, do_sample=False)
+        fast_tuned = grpo.sample_completions(policy, tiny_tokenizer, SORT_PROMPTS, 1, 10, do_sample=False)
+    finally:
+        grpo.disable_fast_sampling(policy)
+    assert fast_base.completions == base and fast_tuned.completions == tuned
 
 
 def test_sampler_mode_comes_from_the_environment(monkeypatch):

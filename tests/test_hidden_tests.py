@@ -336,3 +336,18 @@ def test_nan_never_passes_a_rule_or_a_comparison():
     from autograder.grading.compare import difference
 
     assert difference({"type": "float", "value": float("nan")}, {"type": "float", "value": 1.0}) is not None
+
+
+def test_shared_files_of_two_assignments_never_mix_under_a_relative_course_root(monkeypatch):
+    """maxent_irl and math_grpo both have a `_stand_ins.py`; with `--course-root .` the paths are relative,
+    and the second assignment's test once imported the first one's file (ImportError during `generate`)."""
+    from pathlib import Path
+
+    from autograder.grading.hidden_tests import HiddenTest
+    from autograder.manifest import REPO_ROOT
+
+    monkeypatch.chdir(REPO_ROOT)
+    first = Path("solutions/maxent_irl/tests/test_maxent_irl_update.py")
+    second = Path("solutions/math_grpo/tests/test_policy_gradient_loss.py")
+    assert "_stand_ins" in first.read_text() and "_stand_ins" in second.read_text()
+    assert HiddenTest(first.stem, first).module and HiddenTest(second.stem, second).module

@@ -71,7 +71,7 @@ def test_bad_assignment_id():
 def test_artifacts_beside_the_notebook_elsewhere(local, capsys):
     assert runtime.mount_drive() is None
     assert capsys.readouterr().out.strip() == (
-        "artifacts: not on Colab, so no Drive to mount; they are saved in ./artifacts")  # the notebook's folder
+        "artifacts: saved in ./artifacts (Google Drive is for Colab)")  # the notebook's folder
     folder = runtime.artifacts_dir("tiny_grpo")
     assert folder == local / "artifacts" and folder.is_dir()
 

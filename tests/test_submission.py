@@ -194,7 +194,8 @@ def test_the_release_notebooks_are_not_ready_and_name_their_todos():
     assert any('under "TODO 1: empirical feature expectations' in p.where for p in todo), [p.where for p in todo]
     assert "markdown export" not in report.format() and "quarto header" not in report.format()
     tiny = submission.check_notebook(REPO_ROOT / "notebooks" / "tiny_grpo" / "tiny_grpo.ipynb")
-    assert tiny.export_graded and not tiny.ok and "markdown export" in tiny.format()
+    assert tiny.export_graded and not tiny.ok and tiny.characters > 0
+    assert tiny.format().count("\n") == 1 and "not run" in tiny.format()  # one line says what to do first
 
 
 def test_an_untouched_optional_extension_is_ready_to_submit_and_pack_says_what_is_missing(tmp_path, capsys):

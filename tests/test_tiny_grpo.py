@@ -127,7 +127,10 @@ def test_points_ids_and_rubric():
             if c.metadata["nbgrader"]["grade"] and c.cell_type == "code"}
     manual = {k: c.metadata["nbgrader"]["points"] for k, c in cells.items()
               if c.metadata["nbgrader"]["grade"] and c.cell_type == "markdown"}
-    assert auto == TESTS and sum(auto.values()) == 21 == MANIFEST["demo"]["expected"]["reference"]
+    from autograder.manifest import load_assignments
+
+    (spec,) = load_assignments(REPO, ["tiny_grpo"])
+    assert auto == TESTS and sum(auto.values()) == 21 == spec.demo.expected["reference"]
     assert manual == WRITTEN
     assert all(re.fullmatch(r"[a-z0-9_]+", k) for k in cells)
     ids = [c.id for c in _cells()]
@@ -444,3 +447,15 @@ def test_executed_reference_export_and_claims(executed_references, assignment):
     for name, (op, bound) in MANIFEST["robustness"]["checks"].items():
         value = final[name.split(".", 1)[1]]
         assert value >= bound if op == ">=" else value <= bound, (name, value)
+
+
+def test_students_write_the_evaluation_and_answer_their_prediction():
+    """Issue 42: Cell 7's before/after evaluation is the student's code, and Part 1's prediction is asked for
+    in Cell 8 (graded with Evaluation); no kit helper evaluates for them."""
+    from helpers import tiny_grpo_tools
+
+    cells = _by_id(RELEASE)
+    evaluate = cells["evaluate"]
+    assert evaluate.metadata["nbgrader"]["solution"] and "NotImplementedError" in evaluate.source
+    assert "BASE_OUT" in evaluate.source and not hasattr(tiny_grpo_tools, "greedy_before_after")
+    assert "Predict first" in cells["toy_train_md"].source and "prediction" in cells["q_evaluation"].source

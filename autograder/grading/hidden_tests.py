@@ -54,14 +54,15 @@ class HiddenTest:
         """The whole file, imported in the grader (never in a kernel); shared files of its folder importable."""
         spec = importlib.util.spec_from_file_location(f"_hidden_{self.path.parent.parent.name}_{self.name}", self.path)
         module = importlib.util.module_from_spec(spec)
-        folder = str(self.path.parent)
-        sys.path.insert(0, folder)
+        folder = self.path.parent.resolve()  # resolved: a relative course root gives relative paths
+        sys.path.insert(0, str(folder))
         try:
             spec.loader.exec_module(module)
         finally:
-            sys.path.remove(folder)
+            sys.path.remove(str(folder))
             for name, loaded in list(sys.modules.items()):  # another assignment may share a file's name
-                if str(getattr(loaded, "__file__", "") or "").startswith(folder + "/"):
+                file = getattr(loaded, "__file__", None)
+                if file and Path(file).resolve().parent == folder:
                     del sys.modules[name]
         return module
 

@@ -5,8 +5,6 @@ PATCHES = [
     ('reward',
      """    (P("3 0 2"), " 0 2 3 done", 0.0, "extra words"),
     (P("5 4 3"), " 0 2 3", 0.0, "another prompt's answer"),
-    (P("3 0 2"), "", 0.0, "empty"),
 """,
-     """    (P("3 0 2"), "", 0.0, "empty"),
-"""),
+     ""),
 ]

@@ -91,6 +91,8 @@ def test_out_is_an_nbgrader_course(graded):
         in page
     assert "(Score so far: 2 / 3, written answers pending)" in page
     assert not re.search(r"\(Score: [0-9.]+ / 3\.0\)", page)
+    # issue 41: her open answer is "not yet" in the contents and on its cell, never "Score: 0.0 / 1.0"
+    assert "Score: 0.0 / 1.0" not in page and page.count("graded by hand, not yet, 1 points") == 2
     gradescope = json.loads((out / "feedback" / "alice" / "toy_add" / "results.json").read_text())
     assert "score: the autograded points only (2); the written answers (1 points) are graded by hand" \
         in gradescope["output"]
@@ -149,6 +151,10 @@ def test_formgrader_grade_and_comment_reach_every_view(graded):
     try:
         status, page = server.request(f"/formgrader?token={server.token}")
         assert status == 200 and "toy_add" in server.request("/formgrader/api/assignments")[1]
+        second = subprocess.run([sys.executable, "-m", "autograder", "formgrader", str(out), "--port", "0"],
+                                capture_output=True, text=True, timeout=120)  # issue 41: refused, with one line
+        assert second.returncode == 2 and second.stderr.count("\n") == 1, second.stderr
+        assert "already running" in second.stderr and server.base in second.stderr and server.token not in second.stderr
         submissions = server.submissions("toy_add", "toy_add")
         # bob's blank answer is already scored (0) by nbgrader: nothing for a person to grade
         assert {s: e["needs_manual_grade"] for s, e in submissions.items()} == {

@@ -351,3 +351,16 @@ def test_shared_files_of_two_assignments_never_mix_under_a_relative_course_root(
     second = Path("solutions/math_grpo/tests/test_policy_gradient_loss.py")
     assert "_stand_ins" in first.read_text() and "_stand_ins" in second.read_text()
     assert HiddenTest(first.stem, first).module and HiddenTest(second.stem, second).module
+
+
+def test_a_blank_todo_gets_one_line_that_says_it_is_not_written(folder):
+    """Issue 41: a blank notebook's feedback said what each check compares ("the values are already wrong for
+    a list") instead of what to do; now one line whatever the judge."""
+    test = hidden_tests.load(folder)["test_double"]
+    expected = {"small": Observe().plain(np.arange(3.0) * 2), "raises": {"type": "error", "error": "TypeError"}}
+    unwritten = {"type": "error", "error": "NotImplementedError", "message": ""}
+    blank = {"observations": {"small": unwritten, "raises": unwritten}}
+    verdict = hidden_tests.judge(test, blank, expected, "test_double")
+    assert verdict.score == 0 and verdict.failures == [
+        "TODO 1 (double), not written yet: small raised NotImplementedError (replace the `raise "
+        "NotImplementedError()` of the function it calls with your code)"]

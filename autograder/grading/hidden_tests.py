@@ -372,6 +372,14 @@ def time_budget(seconds: float):
         signal.signal(signal.SIGALRM, previous)
 
 
+def _not_implemented(observed: dict, stopped) -> str | None:
+    """The first label whose call raised NotImplementedError ("the checks" when the probe itself did)."""
+    if isinstance(stopped, dict) and stopped.get("error") == "NotImplementedError":
+        return "the checks"
+    return next((label for label, found in observed.items() if isinstance(found, dict)
+                 and found.get("type") == "error" and found.get("error") == "NotImplementedError"), None)
+
+
 def _default_judge(check: Check) -> None:
     check.same_all()
 
@@ -404,6 +412,10 @@ def judge(test: HiddenTest, report, expected: dict | None, grade_id: str, partia
         check.failures = [f"the checks stopped early: {describe(stopped)}"] + reached
     if len(check.failures) > 1 and len(check.errors) == len(check.failures) and len(set(check.errors)) == 1:
         check.failures = [f"every check {check.errors[0]}"]
+    unwritten = _not_implemented(check.observed, stopped) if check.failures else None
+    if unwritten:  # a blank TODO: one line that says so, not what each check would have compared
+        check.failures = [f"not written yet: {unwritten} raised NotImplementedError (replace the "
+                          "`raise NotImplementedError()` of the function it calls with your code)"]
     failures = [f"{title}, {line}" for line in check.failures]
     if not failures:
         return Verdict(1.0, [], check.notes)

@@ -42,6 +42,8 @@ class Result:
     """Where ``submitted_at`` / ``late`` came from (e.g. "canvas _late flag", "file mtime")."""
     manual_score: float | None = None
     """Points of the written answers (a person's in formgrader, 0 for a blank one; None while one is open)."""
+    open_answers: list = field(default_factory=list)
+    """grade_ids of the written answers a person has yet to grade (nbgrader shows them as scoring 0)."""
     late_penalty: float = 0.0
     """Points deducted for lateness, as nbgrader's late-submission plugin recorded them in the gradebook."""
     measurements: dict = field(default_factory=dict)
@@ -73,11 +75,11 @@ class Settings:
     feedback_pages: bool = True
     """nbgrader's feedback page per submission (off only where nobody reads them: the mutation tests)."""
     lms: dict = field(default_factory=dict)
+    """student folder -> LMS metadata recorded by ``collect`` (name, user id, lateness)."""
     extensions: dict = field(default_factory=dict)
     """student folder -> their own ISO deadline or "waived" (``--extensions``)."""
     regrades: dict = field(default_factory=dict)
     """"student/assignment" -> the autograded score before this regrade (``--only``)."""
-    """student folder -> LMS metadata recorded by ``collect`` (name, user id, lateness)."""
 
 
 @dataclass

@@ -40,8 +40,10 @@ feedback). Collecting several downloads into one DIR merges their reports.
 """
 from __future__ import annotations
 
+import contextlib
 import filecmp
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -503,7 +505,6 @@ def collect(download: Path, assignment: str, out: Path, max_mb: int | None = Non
                              f"student (e.g. DOWNLOAD/<student>.ipynb) and collect the folder, or place it yourself as "
                              f"SUBMISSIONS/<student>/{assignment}/{assignment}.ipynb and run autograde")
         raise ValueError(f"{download} is neither a folder nor a ZIP file")
-    out.mkdir(parents=True, exist_ok=True)
     student_bytes = (max_mb * 2**20) if max_mb else MAX_BYTES
     download_bytes = max(student_bytes, DOWNLOAD_MAX_BYTES)  # the whole class; each student has student_bytes
     with tempfile.TemporaryDirectory(prefix="lms-") as scratch:
@@ -526,9 +527,46 @@ def collect(download: Path, assignment: str, out: Path, max_mb: int | None = Non
                and not _one_submission(entries[0])):
             root = entries[0]  # a wrapping folder ("submissions/")
             entries = [p for p in root.iterdir() if p.name not in JUNK]
-        report = _collect_root(_Unpacked(base, root, entries, times, skipped, renamed), assignment, out,
-                               student_bytes)
+        with staged(out) as staging:
+            report = _collect_root(_Unpacked(base, root, entries, times, skipped, renamed), assignment, staging,
+                                   student_bytes)
     return report
+
+
+@contextlib.contextmanager
+def staged(out: Path):
+    """A copy of ``out`` to collect into, which replaces ``out`` only when the collect finished: a collect
+    that fails half-way (a full disk, a bug) leaves ``out`` as it was and no folder behind. Earlier
+    submissions are hard-linked into the copy (collect replaces files, never rewrites them); the
+    top-level files, which it does rewrite, are copied."""
+    staging, replaced = out.parent / f".{out.name}.collecting", out.parent / f".{out.name}.replaced"
+    for leftover in (staging, replaced):  # an interrupted earlier run
+        shutil.rmtree(leftover, ignore_errors=True)
+    if out.exists():
+        shutil.copytree(out, staging, symlinks=True, copy_function=_linked_below(out))
+    else:
+        staging.mkdir(parents=True)
+    try:
+        yield staging
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if out.exists():
+        out.rename(replaced)
+    staging.rename(out)
+    shutil.rmtree(replaced, ignore_errors=True)
+
+
+def _linked_below(out: Path):
+    def copy(source: str, destination: str) -> None:
+        if Path(source).parent == out:
+            shutil.copy2(source, destination)
+            return
+        try:
+            os.link(source, destination)
+        except OSError:
+            shutil.copy2(source, destination)
+    return copy
 
 
 @dataclass

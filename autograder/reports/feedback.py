@@ -118,12 +118,23 @@ def write_page(result: Result, out: Path, html_file: Path | None, scrub: Scrubbe
 NBGRADER_SCORE = re.compile(r"\(Score: [0-9.]+ / [0-9.]+\)")
 
 
+PENDING = "graded by hand, not yet"
+
+
 def _one_total(page: str, result: Result) -> str:
     """While a written answer is open nbgrader's heading adds the answers graded so far; every other
-    view (our summary, grades.csv, the LMS file) counts the autograded points only until all are."""
+    view (our summary, grades.csv, the LMS file) counts the autograded points only until all are.
+    nbgrader also scores each open answer 0 ("Score: 0.0 / 3.0"): it says "not yet" instead."""
     if result.manual_max and result.manual_score is None:
         got, possible = total(result)
-        return NBGRADER_SCORE.sub(f"(Score so far: {got:g} / {possible:g}, written answers pending)", page, count=1)
+        page = NBGRADER_SCORE.sub(f"(Score so far: {got:g} / {possible:g}, written answers pending)", page, count=1)
+    for grade_id in result.open_answers:
+        anchor = re.escape(grade_id)
+        page = re.sub(rf'(<a href="#{anchor}">[^<]*</a> )\(Score: [0-9.]+ / ([0-9.]+)\)',
+                      lambda m: f"{m.group(1)}({PENDING}, {float(m.group(2)):g} points)", page)
+        page = re.sub(rf'(<a name="{anchor}"></a><div class="panel-heading">.*?<span class="pull-right">\s*)'
+                      r"Score: [0-9.]+ / ([0-9.]+)", lambda m: f"{m.group(1)}{PENDING}, {float(m.group(2)):g} points",
+                      page, count=1, flags=re.S)
     return page
 
 

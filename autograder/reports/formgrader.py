@@ -10,10 +10,13 @@
   a busy one is retried), and the port it actually listens on is read back from the server's own
   runtime file, then the server is polled until it answers: the URL is printed only then;
 - prints the one URL to open, ``http://127.0.0.1:PORT/formgrader?token=...``, and what to run
-  after grading; Ctrl-C stops the server.
+  after grading; Ctrl-C stops the server;
+- refuses a second formgrader on the same OUT with one line naming the first (:data:`LOCK_NAME`):
+  two servers would write the same gradebook, and a grade saved in one would be lost in the other.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import secrets
@@ -31,6 +34,8 @@ from autograder.nbconfig import MARKDOWN_FILTER
 from autograder.reports.grades import check_out, ensure_out_config, repair_graded
 
 EXTENSIONS = "{'nbgrader.server_extensions.formgrader': True}"
+LOCK_NAME = ".formgrader.lock"
+"""In OUT, held (``flock``) while a formgrader serves it; it names the server's address (never its token)."""
 HARDENING = (
     # Students write the notebooks formgrader shows. A <script> in a written answer, or an HTML or
     # JavaScript output, would run in the grader's browser on this server's origin, where it can
@@ -56,8 +61,13 @@ class Server:
     token: str
     runtime: Path
     log: Path
+    lock: int | None = None
+    """The open, locked LOCK_NAME file, released by :meth:`stop`."""
 
     def stop(self) -> None:
+        if self.lock is not None:
+            os.close(self.lock)  # closing releases the flock
+            self.lock = None
         if self.process.poll() is None:
             self.process.terminate()
             try:
@@ -93,17 +103,45 @@ def start(out: Path, port: int = 8888, ip: str = "127.0.0.1", timeout: float = 1
     A server that lost its port to another process between choosing and binding it is started again."""
     out = Path(out).resolve()
     check_out(out, "formgrader")
+    lock = _lock(out)
     say = log or (lambda line: print(line, file=sys.stderr))
-    ensure_out_config(out, say)
-    repair_graded(out, say)
-    for attempt in range(1, attempts + 1):
-        try:
-            return _start(out, port, ip, timeout)
-        except PortLost as error:
-            if attempt == attempts:
-                raise RuntimeError(str(error)) from None
-            say(f"the port was taken while jupyter server started: trying again ({attempt}/{attempts})")
+    try:
+        ensure_out_config(out, say)
+        repair_graded(out, say)
+        for attempt in range(1, attempts + 1):
+            try:
+                server = _start(out, port, ip, timeout)
+            except PortLost as error:
+                if attempt == attempts:
+                    raise RuntimeError(str(error)) from None
+                say(f"the port was taken while jupyter server started: trying again ({attempt}/{attempts})")
+                continue
+            os.ftruncate(lock, 0)
+            os.write(lock, json.dumps({"pid": os.getpid(), "address": server.base}).encode())
+            server.lock = lock
+            return server
+    except BaseException:
+        os.close(lock)
+        raise
     raise AssertionError("unreachable")
+
+
+def _lock(out: Path) -> int:
+    """The locked LOCK_NAME of OUT; RuntimeError naming the formgrader that already holds it."""
+    fd = os.open(out / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        try:
+            holder = json.loads(os.pread(fd, 4096, 0) or b"{}")
+        except ValueError:
+            holder = {}
+        os.close(fd)
+        where = f" at {holder['address']}/formgrader (process {holder.get('pid')})" if holder.get("address") else ""
+        raise RuntimeError(f"formgrader is already running on {out}{where}: use that one (its terminal printed "
+                           "the URL with its token), or stop it with Ctrl-C first; two would overwrite each "
+                           "other's grades") from None
+    return fd
 
 
 class PortLost(RuntimeError):

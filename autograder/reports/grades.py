@@ -168,6 +168,7 @@ def attach_manual(out: Path, results: list[Result], grades: dict | None = None) 
             continue
         result.manual_score = (float(sum(entry.written.values())) if result.manual_max and not entry.open
                                else None)
+        result.open_answers = list(entry.open)
         result.late_penalty = round(entry.penalty, 6)
         for cell, score in entry.overrides.items():
             if cell in result.cells and result.cells[cell][0] != score:

@@ -38,8 +38,7 @@ demo: $(STAMP)
 
 # Two pytest processes side by side, one per core (tools/two_suites.sh says why). The whole suite runs in
 # file order (the mutation batch starts with the first test that needs it); the fast one in a random
-# order with a new seed each run (pytest-randomly prints it; rerun one: make test-fast FAST_ARGS=--randomly-seed=N).
-FAST_ARGS ?=
+# order with a new seed each run, printed first (make test-fast SEED=N repeats that order).
 test: $(STAMP)
 	bash tools/two_suites.sh $(PY) "not robustness" -p no:randomly
 
@@ -48,7 +47,8 @@ test-robustness: $(STAMP)
 	$(PY) -m pytest -q -s -m robustness tests/test_robustness.py
 
 test-fast: $(STAMP)
-	bash tools/two_suites.sh $(PY) "not slow and not robustness" $(FAST_ARGS)
+	@seed=$${SEED:-$$(date +%s)}; echo "test-fast: random order, seed $$seed (make test-fast SEED=$$seed repeats it)"; \
+	bash tools/two_suites.sh $(PY) "not slow and not robustness" --randomly-seed=$$seed
 
 generate: $(STAMP)
 	$(PY) -m autograder generate

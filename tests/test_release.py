@@ -151,7 +151,7 @@ def test_declared_floors_are_met_by_our_pins_and_by_colab():
         assert declared[name].specifier.contains(Version(version)), f"Colab's {name} {version} fails {declared[name]}"
     assert {"nbgrader", "nbclient", "nbconvert", "jupyterlab", "ray", "psutil"} <= {
         Requirement(d).name.lower() for d in extras["grader"]}
-    assert [Requirement(d).name for d in extras["dev"]] == ["pytest", "ruff"]
+    assert [Requirement(d).name for d in extras["dev"]] == ["pytest", "pytest-randomly", "ruff"]
     assert set(student_wheel.student_extras()) == {"gpu", "jupyter"}
 
 

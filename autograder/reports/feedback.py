@@ -23,6 +23,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from autograder.grading.outcome import Result
+from autograder.reports.offline_math import with_mathml
 from autograder.reports.scrub import Scrubber
 
 GRADES_COLUMNS = ["student", "assignment", "score", "max_score", "manual_score", "manual_max", "late_penalty", "total",
@@ -108,7 +109,7 @@ def write_page(result: Result, out: Path, html_file: Path | None, scrub: Scrubbe
         text = _one_total(text, result)
     else:  # still give the student a page that says what happened
         text = f"<html><body>{summary_html(result)}</body></html>"
-    page.write_text(text)
+    page.write_text(with_mathml(text))
     body = _body_path(out, result)
     if cleaned is not None and Path(html_file) != body:
         body.parent.mkdir(parents=True, exist_ok=True)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.grading.outcome import Result
+from autograder.reports.offline_math import with_mathml
 
 STRONG_SHARE = 0.8
 """A submission is strong on a cell when it earns at least this share of the other autograded points."""
@@ -143,6 +144,6 @@ def write(out: Path) -> dict[str, tuple[Path, list[str]]]:
             table = csv.writer(handle)
             table.writerow(["cell", "points", "pass_rate", "flagged"])
             table.writerows([c.cell, f"{c.points:g}", f"{c.pass_rate:.3f}", int(c.flagged)] for c in cells)
-        (folder / "index.html").write_text(_page(assignment, results, cells), encoding="utf-8")
+        (folder / "index.html").write_text(with_mathml(_page(assignment, results, cells)), encoding="utf-8")
         pages[assignment] = (folder / "index.html", [c.cell for c in cells if c.flagged])
     return pages

@@ -263,7 +263,8 @@ def test_a_first_adapter_that_fails_fails_alone_and_padding_changes_no_rate(grou
 def test_a_group_after_which_the_base_changed_answers_nothing(group, monkeypatch):
     """A base found changed after the group: no rate for anyone, so each adapter is measured alone."""
     evaluator, adapters = group
-    monkeypatch.setattr(evaluator.shared, "release", lambda policy=None: True)
+    release = evaluator.shared.release  # still detach the adapters, or the next test's evaluator keeps them
+    monkeypatch.setattr(evaluator.shared, "release", lambda policy=None: release(policy) or True)
     changed = evaluator.measure_many([adapters[0], adapters[2]])
     assert all(a["rate"] is None and "base model changed" in a["error"] for a in changed)
 

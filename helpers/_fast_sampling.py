@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import warnings
 import weakref
+from dataclasses import dataclass
 
 import torch
 
@@ -89,10 +90,28 @@ def as_left_padded(prompt_part: torch.Tensor, shared: int, pads: torch.Tensor) -
     return prompt_part.gather(1, source)  # [N, P]
 
 
-def encode_prompts(model, tokenizer, prompts, copies, device, pad_to_multiple_of, extra):
+@dataclass(frozen=True)
+class Decoding:
+    """What one ``generate`` call draws: how many completions per prompt, how long, how tokens are chosen."""
+
+    num_generations: int
+    max_new_tokens: int
+    temperature: float = 1.0
+    do_sample: bool = True
+    top_p: float = 1.0
+
+
+PAD_TO = "pad_to_multiple_of"
+"""Key of ``extra`` (the rollout's extra ``generate`` arguments) that pads the prompts instead: a static
+cache is compiled once for prompts padded to a multiple of it."""
+
+
+def encode_prompts(model, tokenizer, prompts, copies: int, extra: dict | None):
     """``(encoded prompts, extra generate kwargs, layout)``: ``layout`` is ``(shared, pads)`` when the
     prompts were laid out around a shared prefix (on a CPU, when it pays), else ``None`` (left-padded)."""
     extra = dict(extra or {})
+    pad_to_multiple_of = extra.pop(PAD_TO, None)
+    device = next(model.parameters()).device
     # A GPU prefills fast, and its compiled path pads prompts for a static cache: share prefixes on a CPU only;
     # never across rows of different adapters (peft's adapter_names), whose prefixes differ.
     if (device.type == "cpu" and pad_to_multiple_of is None
@@ -219,27 +238,23 @@ class Sampler:
         self._synced_version = version
         self.syncs += 1
 
-    def sample(self, prompts, num_generations: int, max_new_tokens: int, temperature: float = 1.0,
-               do_sample: bool = True, top_p: float = 1.0):
+    def sample(self, prompts, decoding: Decoding):
         """A :class:`helpers.grpo.Rollout`, drawn from the engine (or the policy in eager mode)."""
         draw = self._draw
         if self.engine is None:
-            return draw(self.policy, self.tokenizer, prompts, num_generations, max_new_tokens, temperature,
-                        do_sample, top_p, self.eos_ids)
+            return draw(self.policy, self.tokenizer, prompts, decoding, self.eos_ids)
         self.sync()
         if self.mode == "compiled":
             try:
-                return draw(self.engine, self.tokenizer, prompts, num_generations, max_new_tokens, temperature,
-                            do_sample, top_p, self.eos_ids, pad_to_multiple_of=64,
-                            extra={"cache_implementation": "static"})
+                return draw(self.engine, self.tokenizer, prompts, decoding, self.eos_ids,
+                            extra={PAD_TO: 64, "cache_implementation": "static"})
             except FloatingPointError:  # grpo.NonFiniteError: a diverged policy, not a compile failure
                 raise
             except Exception as error:  # noqa: BLE001 - a compile failure must not end a student's run
                 warnings.warn(f"compiled sampling failed ({type(error).__name__}: {str(error)[:200]}); "
                               f"sampling without a static cache from now on", stacklevel=2)
                 self.mode = "merged"
-        return draw(self.engine, self.tokenizer, prompts, num_generations, max_new_tokens, temperature,
-                    do_sample, top_p, self.eos_ids)
+        return draw(self.engine, self.tokenizer, prompts, decoding, self.eos_ids)
 
     def describe(self) -> str:
         if self.engine is None:

@@ -25,6 +25,7 @@ from helpers import _fast_sampling
 from helpers._fast_sampling import (  # noqa: F401 - the notebooks' names for them
     SAMPLER_MODES,
     SAMPLER_VARIABLE,
+    Decoding,
     Sampler,
     default_sampler_mode,
     disable_fast_sampling,
@@ -140,31 +141,30 @@ def completion_mask_from_eos(completion_ids: torch.Tensor, eos_ids: list[int]) -
     return (positions <= first_eos.unsqueeze(1)).long()  # [N, T]
 
 
-def _generate_rollout(model, tokenizer, prompts, num_generations, max_new_tokens, temperature, do_sample, top_p,
-                      eos_ids, pad_to_multiple_of=None, extra=None) -> Rollout:
+def _generate_rollout(model, tokenizer, prompts, decoding: Decoding, eos_ids, extra: dict | None = None) -> Rollout:
+    """``decoding``'s completions of ``prompts`` in one ``generate`` call (``extra``: more of its arguments)."""
     device = next(model.parameters()).device
     if tokenizer.padding_side != "left":
         raise ValueError("the tokenizer must pad on the left for generation (padding_side='left')")
-    repeats = 1
-    if not do_sample and num_generations > 1:  # greedy decoding refuses num_return_sequences > 1
+    num_generations, repeats = decoding.num_generations, 1
+    if not decoding.do_sample and num_generations > 1:  # greedy decoding refuses num_return_sequences > 1
         prompts = [prompt for prompt in prompts for _ in range(num_generations)]
         num_generations, repeats = 1, num_generations
     was_training = model.training
     model.eval()
     try:
-        encoded, extra, layout = _fast_sampling.encode_prompts(model, tokenizer, prompts, num_generations,
-                                                               device, pad_to_multiple_of, extra)
+        encoded, extra, layout = _fast_sampling.encode_prompts(model, tokenizer, prompts, num_generations, extra)
         prompt_width = encoded["input_ids"].shape[1]
         generate_kwargs = dict(
-            max_new_tokens=max_new_tokens,
+            max_new_tokens=decoding.max_new_tokens,
             num_return_sequences=num_generations,
             pad_token_id=tokenizer.pad_token_id,
             eos_token_id=eos_ids,
-            do_sample=do_sample,
+            do_sample=decoding.do_sample,
             **extra,
         )
-        if do_sample:
-            generate_kwargs.update(temperature=temperature, top_p=top_p, top_k=0)
+        if decoding.do_sample:
+            generate_kwargs.update(temperature=decoding.temperature, top_p=decoding.top_p, top_k=0)
         sequences = model.generate(**encoded, **generate_kwargs)  # [N, P+T]
     except RuntimeError as error:  # torch's multinomial names the symptom, not the cause
         if "probability tensor contains" in str(error):
@@ -228,11 +228,11 @@ def sample_completions(
     if not prompts:
         raise ValueError("no prompts to sample from")
     _check_trainable_finite(model)
+    decoding = Decoding(num_generations, max_new_tokens, temperature, do_sample, top_p)
     sampler = _fast_sampling.sampler_of(model)
     if sampler is not None:
-        return sampler.sample(prompts, num_generations, max_new_tokens, temperature, do_sample, top_p)
-    return _generate_rollout(model, tokenizer, prompts, num_generations, max_new_tokens, temperature, do_sample,
-                             top_p, eos_token_ids(model, tokenizer))
+        return sampler.sample(prompts, decoding)
+    return _generate_rollout(model, tokenizer, prompts, decoding, eos_token_ids(model, tokenizer))
 
 
 def position_ids_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:

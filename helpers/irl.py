@@ -41,6 +41,7 @@ __all__ = [
     "intended_next_states",
     "stochastic_policy_from_value",
     "setup_training_world",
+    "Expert",
     "generate_expert_data",
     "check_sweep_shape",
     "check_forward_mass",
@@ -305,21 +306,25 @@ def setup_training_world(size: int = 5, p_slip: float = 0.2):
     return world, reward, terminal
 
 
-def generate_expert_data(
-    world: GridWorld,
-    reward: np.ndarray,
-    terminal: Sequence[int],
-    discount: float = 0.9,
-    n_trajectories: int = 200,
-    seed: int = 11,
-    sharpness: float = 50.0,
-    start_states: Sequence[int] = (0,),
-) -> list[Trajectory]:
+@dataclass(frozen=True)
+class Expert:
+    """How the expert of :func:`generate_expert_data` acts and how many walks it records."""
+
+    discount: float = 0.9
+    n_trajectories: int = 200
+    seed: int = 11
+    sharpness: float = 50.0
+    """How greedily the expert follows its values (a softmax's inverse temperature)."""
+    start_states: tuple[int, ...] = (0,)
+
+
+def generate_expert_data(world: GridWorld, reward: np.ndarray, terminal: Sequence[int],
+                         expert: Expert = Expert()) -> list[Trajectory]:
     """Demonstrations from the expert for ``reward``, all starting at state 0 by default."""
-    value = value_iteration(world.p_transition, reward, discount)
-    policy = stochastic_policy_from_value(world, value, sharpness=sharpness)
-    starts = np.asarray(start_states, dtype=np.int64)
-    return generate_trajectories(world, policy, starts, terminal, n_trajectories, seed)
+    value = value_iteration(world.p_transition, reward, expert.discount)
+    policy = stochastic_policy_from_value(world, value, sharpness=expert.sharpness)
+    starts = np.asarray(expert.start_states, dtype=np.int64)
+    return generate_trajectories(world, policy, starts, terminal, expert.n_trajectories, expert.seed)
 
 
 # ---------------------------------------------------------------------------------------

@@ -635,7 +635,7 @@ def zip_problems(path: str | Path, assignment_id: str) -> list[str]:
 
 
 def pack(assignment_id: str, notebook=None, artifacts: str | Path | None = None, out: str | Path | None = None,
-         required=None, max_mb: float | None = None, download: bool | None = None) -> Path:
+         download: bool | None = None) -> Path:
     """Pack the notebook and its artifacts into ``<id>_submission.zip``; return the zip's path.
 
     Args:
@@ -645,13 +645,12 @@ def pack(assignment_id: str, notebook=None, artifacts: str | Path | None = None,
         artifacts: the artifacts folder. Default :func:`helpers.runtime.artifacts_dir`.
         out: where to write the zip. Default: beside the artifacts folder on Colab (on Drive),
             else the working folder.
-        required: artifact folders that must be present. Default :func:`required_artifacts`.
-        max_mb: the size limit (uncompressed contents). Default :func:`pack_limit_mb`.
         download: offer the zip as a browser download. Default: on Colab only.
 
     Raises:
-        SubmissionError: notebook not found or not a course notebook, a required adapter
-            missing, or the contents over ``max_mb``; one line saying what to do.
+        SubmissionError: notebook not found or not a course notebook, an adapter the assignment
+            requires missing (:func:`required_artifacts`), or the contents over its size limit
+            (:func:`pack_limit_mb`); one line saying what to do.
     """
     from . import runtime
 
@@ -661,10 +660,9 @@ def pack(assignment_id: str, notebook=None, artifacts: str | Path | None = None,
 
     nb = _notebook_for(assignment_id, notebook)
     folder = Path(artifacts) if artifacts is not None else runtime.artifacts_dir(assignment_id, create=False)
-    required = tuple(required_artifacts(assignment_id) if required is None else required)
-    _check_required(assignment_id, folder, required)
+    _check_required(assignment_id, folder, tuple(required_artifacts(assignment_id)))
     files = _artifact_files(folder) if folder.is_dir() else []
-    max_mb = pack_limit_mb(assignment_id) if max_mb is None else max_mb
+    max_mb = pack_limit_mb(assignment_id)
     notebook_bytes = nbformat.writes(nb).encode("utf-8")
     total = len(notebook_bytes) + sum(f.stat().st_size for f in files)
     if total > max_mb * 1e6:

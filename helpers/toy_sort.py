@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 import torch.nn as nn
@@ -193,7 +194,7 @@ def compare_deltas(steps: int = 120):
 
     fig, ax = plt.subplots(figsize=(7, 3))
     for mode in DELTA_MODES:
-        curve = train(_lecture_deltas, compute_loss, mode, steps=steps)
+        curve = train(_lecture_deltas, compute_loss, ToyRun(mode, steps=steps))
         smooth = [sum(curve[max(0, i - 9): i + 1]) / len(curve[max(0, i - 9): i + 1]) for i in range(len(curve))]
         ax.plot(smooth, label=f"{mode} (last 20 steps: {sum(curve[-20:]) / 20:.2f})")
     ax.set(xlabel="step", ylabel="mean reward (10-step average)", title="Toy sorting")
@@ -203,21 +204,34 @@ def compare_deltas(steps: int = 120):
     return fig
 
 
-def train(deltas_fn: Callable, compute_loss: Callable, delta_mode: str, loss_mode: str = "naive",
-          reward_fn: Callable = inclusion_ordering_reward, steps: int = 120, batch: int = 16, G: int = 8,
-          lr: float = 0.05, seed: int = 0) -> list[float]:
+@dataclass(frozen=True)
+class ToyRun:
+    """One training run of the toy policy (:func:`train`)."""
+
+    delta_mode: str
+    """Which update weight (one of ``DELTA_MODES``)."""
+    loss_mode: str = "naive"
+    reward_fn: Callable = inclusion_ordering_reward
+    steps: int = 120
+    batch: int = 16
+    G: int = 8
+    lr: float = 0.05
+    seed: int = 0
+
+
+def train(deltas_fn: Callable, compute_loss: Callable, run: ToyRun) -> list[float]:
     """Train a fresh ToyPolicy with ``deltas_fn`` (the lecture's: ``_lecture_deltas``) and ``compute_loss``; return
     the mean reward of every step's samples. The old policy of the ratio losses is the sampling policy."""
-    torch.manual_seed(seed)
-    policy = ToyPolicy(seed=seed)
-    optimizer = torch.optim.Adam(policy.parameters(), lr=lr)
+    torch.manual_seed(run.seed)
+    policy = ToyPolicy(seed=run.seed)
+    optimizer = torch.optim.Adam(policy.parameters(), lr=run.lr)
     curve = []
-    for _ in range(steps):
-        prompts = torch.randint(VOCAB, (batch, LENGTH))  # [B, L]
-        responses = sample(policy, prompts, G)  # [B, G, L]
-        scores = rewards(prompts, responses, reward_fn)  # [B, G]
+    for _ in range(run.steps):
+        prompts = torch.randint(VOCAB, (run.batch, LENGTH))  # [B, L]
+        responses = sample(policy, prompts, run.G)  # [B, G, L]
+        scores = rewards(prompts, responses, run.reward_fn)  # [B, G]
         logp = logprobs(policy, prompts, responses)  # [B, G]
-        loss = compute_loss(logp, deltas_fn(scores, delta_mode), loss_mode, old_logp=logp.detach())
+        loss = compute_loss(logp, deltas_fn(scores, run.delta_mode), run.loss_mode, old_logp=logp.detach())
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()

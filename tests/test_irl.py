@@ -162,7 +162,7 @@ def test_demonstrations_reproducible_for_seed_11():
     # snapshot of the handout's demonstrations for seed 11 (computed with its own code)
     assert first[0].state_sequence().tolist() == [0, 1, 0, 1, 2, 7, 8, 13, 18, 23, 24]
     assert sum(len(t) for t in first) == 1938
-    other = irl.generate_expert_data(world, reward, terminal, seed=12)
+    other = irl.generate_expert_data(world, reward, terminal, irl.Expert(seed=12))
     assert _summary(other) != _summary(first)
 
 

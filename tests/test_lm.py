@@ -143,12 +143,10 @@ def test_a_shared_prompt_prefix_gives_the_left_padded_rollout(monkeypatch, prefi
 
 def test_a_prefilled_prefix_gives_the_left_padded_next_token_logits(tiny_model, tiny_tokenizer):
     prompts = shared_system_prompts(tiny_tokenizer)
-    device = torch.device("cpu")
     kwargs = dict(max_new_tokens=1, do_sample=True, top_k=0, output_logits=True, return_dict_in_generate=True,
                   pad_token_id=tiny_tokenizer.pad_token_id, num_return_sequences=2)
     with torch.no_grad():
-        encoded, extra, layout = _fast_sampling.encode_prompts(tiny_model, tiny_tokenizer, prompts, 2, device,
-                                                               None, None)
+        encoded, extra, layout = _fast_sampling.encode_prompts(tiny_model, tiny_tokenizer, prompts, 2, None)
         assert layout is not None and encoded["attention_mask"][:, : layout[0]].all()  # the prefix first, unpadded
         shared = tiny_model.generate(**encoded, **extra, **kwargs).logits[0]  # [N, V] raw, before sampling
         plain = tiny_tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)

@@ -128,8 +128,10 @@ def test_errors_are_one_actionable_line(workdir, monkeypatch):
     assert "has no adapter_model.safetensors" in one_line_error("missing adapter:", assignment_id="grpo_format")
     (workdir / "artifacts" / "grpo_format_adapter").rename(workdir / "gone")
     fake_adapter(workdir / "artifacts" / "grpo_format_adapter", size=3_000_000)
+    monkeypatch.setattr(submission, "pack_limit_mb", lambda assignment_id: 2)  # the manifest's pack_mb
     message = one_line_error("artifacts too large: the submission holds 3.0 MB, over the 2 MB limit",
-                             assignment_id="grpo_format", max_mb=2)
+                             assignment_id="grpo_format")
+    monkeypatch.undo()
     assert "grpo_format_adapter/adapter_model.safetensors (3.0 MB)" in message
     one_line_error("assignment_id must be", assignment_id="../x")
     (workdir / "broken.ipynb").write_text("{not json")

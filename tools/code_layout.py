@@ -4,10 +4,11 @@
 
 * no import circle between the modules of one package (``autograder`` or ``helpers``), counting
   imports inside functions (they hide a circle, they do not remove it);
-* no function or method in ``autograder/`` longer than 80 lines of its own (nested functions'
-  lines count for the nested function, not for the one around it);
-* no function or method in ``autograder/`` with more than six parameters (``self`` and ``cls`` not
-  counted): more travel together as a typed value (``grading.batch.Request``, ``submission.Lent``).
+* no function or method in ``autograder/`` or ``helpers/`` longer than 80 lines of its own (nested
+  functions' lines count for the nested function, not for the one around it);
+* no function or method there with more than six parameters (``self``, ``cls`` and an autograd
+  Function's ``ctx`` not counted): more travel together as a typed value (``grading.batch.Request``,
+  ``grpo.Decoding``, ``irl.Expert``), except the few in :data:`STUDENT_SIGNATURES`.
 """
 from __future__ import annotations
 
@@ -20,6 +21,13 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("autograder", "helpers")
 MAX_FUNCTION_LINES = 80
 MAX_PARAMETERS = 6
+STUDENT_SIGNATURES = {
+    "helpers/grpo.py:sample_completions": 8,
+    "helpers/checkpoint.py:save": 7,
+    "helpers/checkpoint.py:maybe_save": 8,
+}
+"""Functions the released notebooks call with positional arguments, in cells students have copied and
+run: a new signature would break those copies in the middle of a term. Each is held to its count."""
 
 
 def module_name(path: Path) -> str:
@@ -127,16 +135,28 @@ def many_parameters(package: str = "autograder", limit: int = MAX_PARAMETERS) ->
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 args = node.args
                 names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
-                count = len(names) + bool(args.vararg) + bool(args.kwarg) - (names[:1] in (["self"], ["cls"]))
+                count = len(names) + bool(args.vararg) + bool(args.kwarg) - (names[:1] in (["self"], ["cls"], ["ctx"]))
                 if count > limit:
                     found.append(f"{path.relative_to(ROOT)}:{node.name} ({count})")
     return found
 
 
+def over_the_parameter_limit(package: str) -> list[str]:
+    """:func:`many_parameters` less the student-facing signatures that keep their count."""
+    found = []
+    for line in many_parameters(package):
+        name, count = line.rsplit(" (", 1)
+        if int(count.rstrip(")")) > STUDENT_SIGNATURES.get(name, MAX_PARAMETERS):
+            found.append(line)
+    return found
+
+
 def main() -> int:
     problems = [f"import circle in {pkg}: {' <-> '.join(c)}" for pkg in PACKAGES for c in cycles(import_graph(pkg))]
-    problems += [f"function over {MAX_FUNCTION_LINES} lines: {line}" for line in long_functions()]
-    problems += [f"function with over {MAX_PARAMETERS} parameters: {line}" for line in many_parameters()]
+    problems += [f"function over {MAX_FUNCTION_LINES} lines: {line}" for pkg in PACKAGES
+                 for line in long_functions(pkg)]
+    problems += [f"function with over {MAX_PARAMETERS} parameters: {line}" for pkg in PACKAGES
+                 for line in over_the_parameter_limit(pkg)]
     for line in problems:
         print(line)
     return 1 if problems else 0

@@ -157,8 +157,9 @@ class Evaluator:
             chunk = self.prompts[start:start + BATCH]
             rows = [name for name in names for _ in chunk]  # adapter of each row, adapter by adapter
             # helpers' own decoding, minus its shared-prefix prefill, which one adapter's cache would serve to all
-            rollout = grpo._generate_rollout(policy, self.tokenizer, chunk * len(names), 1, self.max_new_tokens,
-                                             1.0, False, 1.0, eos, extra={"adapter_names": rows})
+            rollout = grpo._generate_rollout(policy, self.tokenizer, chunk * len(names),
+                                             grpo.Decoding(1, self.max_new_tokens, do_sample=False), eos,
+                                             extra={"adapter_names": rows})
             for row, text in enumerate(rollout.completions[:len(admitted) * len(chunk)]):
                 hits[admitted[row // len(chunk)]] += adheres(text)
         return hits

@@ -121,7 +121,7 @@ def cmd_autograde(args) -> int:
     from autograder.grading.batch import Request, autograde
     from autograder.grading.late import read_extensions
     from autograder.grading.outcome import SubmissionLayoutError
-    from autograder.isolation.probe import SandboxError
+    from autograder.isolation.host_isolation import SandboxError
     from autograder.reports.feedback import format_table
 
     assignments = load_assignments(Path(args.course_root), args.assignment or None)

@@ -86,7 +86,7 @@ def hostile(tmp_path_factory):
     from autograder.authoring.course import fill_release, generate
     from autograder.grading.batch import Request, autograde
     from autograder.intake.lms import collect
-    from autograder.isolation.probe import probe
+    from autograder.isolation.host_isolation import probe
     from autograder.manifest import load_assignments
 
     root = tmp_path_factory.mktemp("hostile")
@@ -366,7 +366,7 @@ def test_nothing_written_outside_out_and_only_by_the_grader(hostile):
     import psutil
     from conftest import in_background_batch
 
-    from autograder.isolation.probe import uid_block
+    from autograder.isolation.host_isolation import uid_block
 
     root, out, subs, beside = hostile["root"], hostile["out"], hostile["subs"], hostile["beside"]
     # a detached process of a graded notebook would still be running (and writing) now; the

@@ -119,7 +119,7 @@ def test_timeout_and_memory_options_override_the_manifest(tmp_path):
 
 def test_sandbox_required_stops_where_there_is_none(tmp_path, monkeypatch):
     from autograder.__main__ import main
-    from autograder.isolation import probe
+    from autograder.isolation import host_isolation as probe
 
     root = _course(tmp_path / "course", notebook_timeout=600)
     subs = tmp_path / "subs"

@@ -75,7 +75,7 @@ print(json.dumps(report))
 
 
 def _modes():
-    from autograder.isolation.probe import probe
+    from autograder.isolation.host_isolation import probe
 
     found = []
     for mode in ("root", "user"):
@@ -90,7 +90,7 @@ def _modes():
 def test_this_ci_host_isolates():
     """On the kit's own Linux machines (root, namespaces), kernels are isolated: a grader that
     silently fell back to no isolation would pass every other test here."""
-    from autograder.isolation.probe import probe
+    from autograder.isolation.host_isolation import probe
 
     isolation = probe()
     assert isolation.isolated, f"no isolation on this Linux host: {isolation.reason}"
@@ -109,7 +109,7 @@ def _wait_for(predicate, timeout: float = 10.0) -> bool:
 @pytest.mark.parametrize("mode", _modes())
 def test_a_command_sees_only_its_own_copy_and_no_grader_secret(mode, tmp_path, monkeypatch):
     from autograder.isolation import filesystem, launcher
-    from autograder.isolation.probe import next_uid
+    from autograder.isolation.host_isolation import next_uid
     from autograder.isolation.spec import Spec
 
     course = tmp_path / "course"
@@ -184,7 +184,7 @@ def test_the_memory_watchdog_runs_outside_where_the_sandbox_cannot_stop_it(mode,
     then fork past the limit. Three processes of 180 MB under a 400 MB limit, after killing everything
     they can see, are stopped together and the limit is named."""
     from autograder.isolation import launcher
-    from autograder.isolation.probe import next_uid
+    from autograder.isolation.host_isolation import next_uid
     from autograder.isolation.spec import Spec
 
     channel = tmp_path / "channel"
@@ -262,9 +262,9 @@ def test_a_python_under_tmp_or_home_is_bound_over_the_tmpfs(tmp_path, monkeypatc
 def test_concurrent_graders_get_disjoint_sandbox_uids():
     """Issue 31: uids came from the grader's pid (pid % 5000), and ending a sandbox kills every process of
     its uid, so two graders on one host could end each other's kernels. Each grader now holds a block."""
-    from autograder.isolation.probe import uid_block
+    from autograder.isolation.host_isolation import uid_block
 
-    script = ("import sys, time; from autograder.isolation.probe import uid_block; b = uid_block(); "
+    script = ("import sys, time; from autograder.isolation.host_isolation import uid_block; b = uid_block(); "
               "print(b.start, flush=True); time.sleep(3)")
     graders = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) for _ in range(3)]
     starts = {int(g.stdout.readline()) for g in graders}
@@ -279,7 +279,7 @@ def test_a_submission_of_many_files_is_held_to_the_disk_limit(mode, tmp_path):
     """Issue 31: past 400 files the work folder became a writable host folder, where a notebook wrote
     2,000 MB against a 1,024 MB limit. Every file is now copied into the size-limited tmpfs."""
     from autograder.isolation import launcher
-    from autograder.isolation.probe import next_uid
+    from autograder.isolation.host_isolation import next_uid
     from autograder.isolation.spec import Spec
 
     work = tmp_path / "submission"

@@ -12,7 +12,7 @@ import pytest
 
 from autograder.grading import hidden_tests
 from autograder.grading.task_process import TaskRunner, task_source
-from autograder.isolation.probe import next_uid, probe
+from autograder.isolation.host_isolation import next_uid, probe
 from autograder.kernel.probe import InProcess
 from autograder.manifest import REPO_ROOT
 

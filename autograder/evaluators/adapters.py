@@ -33,7 +33,6 @@ Besides these, every ``*_config`` (LoftQ, EVA, CorDA, ...) and every ``use_*`` s
 ``use_rslora`` (DoRA, QALoRA, ...) must be unset: peft keeps adding variants, and none is needed
 for the course. Other keys are not passed to peft at all (:func:`check` builds a clean config)."""
 FLOAT_DTYPES = {"F64", "F32", "F16", "BF16"}
-TENSOR_NAME = "base_model.model.{module}.lora_{which}.weight"
 
 
 class AdapterRefused(ValueError):

@@ -24,8 +24,8 @@ from pathlib import Path
 
 from autograder.isolation import filesystem, processes
 from autograder.isolation.environment import inside_path
+from autograder.isolation.host_isolation import next_uid
 from autograder.isolation.launcher import LAUNCH_BOOT
-from autograder.isolation.probe import next_uid
 from autograder.isolation.spec import HOME, Spec
 
 WORKER_BOOT = ("import sys; del sys.path[0]; from autograder.evaluators.worker import main; "
@@ -254,7 +254,7 @@ class Pool:
     def _run(self, spec: dict, settings, gpu: str | None, ask, attempts: int = 2) -> dict:
         """``ask(process)`` on an idle evaluator process of this kind (started when none is idle); a dead
         or broken process is replaced and asked again while ``attempts`` last."""
-        from autograder.isolation.probe import probe
+        from autograder.isolation.host_isolation import probe
 
         mode = probe(settings.sandbox).mode
         key = (spec["name"], settings.profile, gpu, mode)

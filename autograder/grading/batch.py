@@ -91,7 +91,7 @@ def plan(submissions: Path, out: Path, assignments: list[Assignment], request: R
     from autograder import evaluators
     from autograder.grading.kernel_env import threads_per_job
     from autograder.intake.placement import discover, lms_metadata
-    from autograder.isolation.probe import probe
+    from autograder.isolation.host_isolation import probe
 
     by_id = {a.id: a for a in assignments}
     jobs = discover(Path(submissions), list(by_id))

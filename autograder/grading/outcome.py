@@ -7,9 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-STATUSES = ("ok", "failed-tests", "timeout", "out-of-memory", "crashed", "invalid", "missing",
-            "no-gpu", "wrong-profile")
-
 
 class SubmissionLayoutError(ValueError):
     """The submissions folder is not ``<student>/<assignment>/<files>``."""

@@ -37,7 +37,7 @@ from autograder.grading.kernel_env import kernel_env, sandbox_spec
 from autograder.grading.outcome import JobSummary, Outcome, Result, Settings
 from autograder.grading.workspace import Workspace
 from autograder.isolation import filesystem, processes
-from autograder.isolation.probe import probe
+from autograder.isolation.host_isolation import probe
 from autograder.isolation.spec import SPEC_VARIABLE
 from autograder.manifest import HIDDEN_TESTS, Assignment
 from autograder.nbconfig import Grading, write_course_config
@@ -208,7 +208,7 @@ def _evaluation(sub: Submission, ws: Workspace) -> dict:
     """What the executor needs to start a grader-side evaluator itself (a test that names one)."""
     from dataclasses import asdict
 
-    from autograder.isolation.probe import next_uid
+    from autograder.isolation.host_isolation import next_uid
 
     adapters = sub.assignment.adapters
     return {"profile": sub.settings.profile, "gpu": sub.gpu, "mode": ws.isolation.mode,

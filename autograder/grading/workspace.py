@@ -18,7 +18,7 @@ from pathlib import Path
 
 from autograder.grading.kernel_env import KERNEL_MARK
 from autograder.isolation import processes
-from autograder.isolation.probe import Isolation, next_uid
+from autograder.isolation.host_isolation import Isolation, next_uid
 
 
 def safe_id(text: str) -> str:

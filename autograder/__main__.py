@@ -192,11 +192,9 @@ def cmd_calibrate(args) -> int:
     from autograder.calibrate import CalibrationSettings, calibrate, summary_lines
 
     assignments = load_assignments(Path(args.course_root), args.assignment or None)
-    profile = args.profile
-    if profile == "auto":
-        import torch
+    from helpers import profiles
 
-        profile = "full" if torch.cuda.is_available() else "tiny"
+    profile = profiles.resolve(args.profile, profiles.cuda_available)
     skipped = [a.id for a in assignments if not a.runs_in(profile)]
     if skipped:
         print(f"calibrate: {', '.join(skipped)} has no {profile} profile; left out", file=sys.stderr)

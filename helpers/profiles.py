@@ -36,14 +36,18 @@ def get_profile(name: str | None = None) -> str:
     picks ``full`` when CUDA is present and ``tiny`` otherwise.
     """
     requested = (name or os.environ.get(PROFILE_VARIABLE) or "auto").strip().lower()
+    source = "argument" if name else f"environment variable {PROFILE_VARIABLE}"
+    return resolve(requested, cuda_available, source)
+
+
+def resolve(requested: str, has_gpu, source: str = "argument") -> str:
+    """The one rule for ``"auto"``, here and in the grader: ``full`` with a CUDA GPU, else ``tiny``.
+    ``has_gpu`` is a bool or a function asked only for ``"auto"``; ``source`` names where the name came from."""
     if requested == "auto":
-        return "full" if cuda_available() else "tiny"
+        return "full" if (has_gpu() if callable(has_gpu) else has_gpu) else "tiny"
     if requested not in PROFILES:
-        source = "argument" if name else f"environment variable {PROFILE_VARIABLE}"
-        raise ProfileError(
-            f"unknown profile {requested!r} (from the {source}); "
-            f"use one of: auto, {', '.join(PROFILES)}"
-        )
+        raise ProfileError(f"unknown profile {requested!r} (from the {source}); "
+                           f"use one of: auto, {', '.join(PROFILES)}")
     return requested
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from autograder.grading.outcome import Result, Settings
 from autograder.grading.record import Recorder
 from autograder.manifest import Assignment
+from helpers import profiles
 
 
 def detect_gpus() -> int:
@@ -33,10 +34,6 @@ def detect_gpus() -> int:
         return int(run.stdout.strip().splitlines()[-1])
     except Exception:  # noqa: BLE001 - no torch, no CUDA: no GPU
         return 0
-
-
-def resolve_profile(profile: str, gpus: int) -> str:
-    return ("full" if gpus else "tiny") if profile == "auto" else profile
 
 
 def parse_deadline(text: str) -> datetime:
@@ -103,7 +100,7 @@ def plan(submissions: Path, out: Path, assignments: list[Assignment], request: R
         a.gpu_needed("full") for a in needed) else 0
     requested = request.sandbox_mode or os.environ.get("AUTOGRADER_SANDBOX") or "auto"
     deadline = parse_deadline(request.deadline) if isinstance(request.deadline, str) else request.deadline
-    settings = Settings(profile=resolve_profile(request.profile, gpus), deadline=deadline,
+    settings = Settings(profile=profiles.resolve(request.profile, gpus > 0), deadline=deadline,
                         late_penalty=request.late_penalty, memory_mb=request.memory_mb, timeout=request.timeout,
                         gpus=gpus, sandbox=requested, lms=lms_metadata(Path(submissions)),
                         feedback_pages=request.feedback_pages, extensions=dict(request.extensions),

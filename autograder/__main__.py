@@ -120,8 +120,8 @@ def cmd_release(args) -> int:
 def cmd_autograde(args) -> int:
     from autograder.grading.batch import Request, autograde
     from autograder.grading.late import read_extensions
-    from autograder.grading.outcome import SubmissionLayoutError
     from autograder.isolation.host_isolation import SandboxError
+    from autograder.outcome import SubmissionLayoutError
     from autograder.reports.feedback import format_table
 
     assignments = load_assignments(Path(args.course_root), args.assignment or None)

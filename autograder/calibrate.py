@@ -101,9 +101,9 @@ def _student_copy(assignment: Assignment, folder: Path) -> tuple[Path, object]:
 
 def _task_tests(assignment: Assignment) -> list:
     """Hidden tests whose grader-side evaluation runs on a task the notebook reports (tiny_grpo's own task)."""
-    from autograder.grading import hidden_tests
+    from autograder import hidden_test_files
 
-    return [test for name, test in hidden_tests.load(assignment.tests_dir).items()
+    return [test for name, test in hidden_test_files.load(assignment.tests_dir).items()
             if test.evaluated_with and name in assignment.needs_real_weights]
 
 

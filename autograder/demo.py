@@ -15,8 +15,8 @@ import nbformat
 from autograder.authoring.course import fill_release, new_course
 from autograder.grading.batch import Request, autograde
 from autograder.grading.kernel_env import thread_env, threads_per_job
-from autograder.grading.outcome import Result
 from autograder.manifest import REPO_ROOT, Assignment
+from autograder.outcome import Result
 
 SAMPLE_STUDENTS = ("reference", "blank", "buggy")
 DEMO_MANIFEST = "demo_run.json"

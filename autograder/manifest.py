@@ -148,7 +148,7 @@ class Assignment:
 
     @property
     def tests_dir(self) -> Path:
-        """The hidden tests, one file per graded test cell (``autograder.grading.hidden_tests``)."""
+        """The hidden tests, one file per graded test cell (``autograder.hidden_test_files``)."""
         return self.source.parent / "tests"
 
     def gpu_needed(self, profile: str) -> bool:

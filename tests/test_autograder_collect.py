@@ -208,7 +208,7 @@ def test_grade_files_never_hand_a_spreadsheet_a_formula(tmp_path):
     quoting a student's error reach the CSV files as text, never as a formula; numbers stay numbers."""
     import csv
 
-    from autograder.grading.outcome import Result
+    from autograder.outcome import Result
     from autograder.reports.feedback import write_grades, write_lms_grades
 
     formula = '=HYPERLINK(CONCAT("http:",CHAR(47),CHAR(47),"evil.example"),"Details")'

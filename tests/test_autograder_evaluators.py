@@ -318,7 +318,7 @@ def test_unusable_adapters_get_a_line_not_a_crash(tiers):
 
 def test_apply_tiers_thresholds():
     from autograder.evaluators import apply_tiers
-    from autograder.grading.outcome import Result
+    from autograder.outcome import Result
 
     spec = {"name": "grpo_format", "tiers": TIERS, "profile": "tiny"}
     for rate, earned in ((0.72, [2, 2, 0]), (0.5, [2, 0, 0]), (0.9, [2, 2, 2]), (0.49, [0, 0, 0])):

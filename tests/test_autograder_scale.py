@@ -236,7 +236,7 @@ def test_recorder_reads_earlier_results_once_per_batch(tmp_path, monkeypatch):
     """grades.csv is rewritten after every submission with this batch's rows and earlier runs' rows;
     the earlier ones are read from OUT once, not once per submission (quadratic at 300 students)."""
     from autograder.grading import record as record_module
-    from autograder.grading.outcome import Outcome, Result, Settings
+    from autograder.outcome import Outcome, Result, Settings
     from autograder.reports.feedback import write_result_files
 
     out, template = tmp_path / "out", tmp_path / "template"

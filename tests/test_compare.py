@@ -1,4 +1,4 @@
-"""The one comparator of observed and expected values (autograder/grading/compare.py)."""
+"""The one comparator of observed and expected values (autograder/compare.py)."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from autograder.grading.compare import difference
+from autograder.compare import difference
 from autograder.kernel.probe import Observe
 
 

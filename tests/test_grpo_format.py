@@ -446,7 +446,7 @@ def test_tier_verdicts_agree_with_the_graders_tier_rule():
     """The cell's verdict from the grader's measurement is apply_tiers' (the authority for the points), with its
     wording, for rates around every threshold, a failed measurement and a missing one."""
     from autograder.evaluators import apply_tiers
-    from autograder.grading.outcome import Result
+    from autograder.outcome import Result
 
     for profile in ("tiny", "full"):
         tiers = json.loads(MANIFEST.read_text())["evaluator"]["tiers"][profile]

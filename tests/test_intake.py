@@ -365,7 +365,7 @@ def test_py_upload_goes_to_unmatched_and_the_feedback_says_so(tmp_path):
 
 
 def test_autograde_on_a_zip_says_run_collect_first(tmp_path):
-    from autograder.grading.outcome import SubmissionLayoutError
+    from autograder.outcome import SubmissionLayoutError
 
     download = _canvas_zip(tmp_path / "canvas.zip", {"ann_11_101_toy_add.ipynb": filled()})
     with pytest.raises(SubmissionLayoutError) as error:

@@ -10,8 +10,8 @@ import unicodedata
 import zipfile
 from pathlib import Path
 
-from autograder.grading.outcome import Result
 from autograder.intake.placement import lms_metadata
+from autograder.outcome import Result
 from autograder.reports.feedback import write_lms_grades
 
 REPO = Path(__file__).resolve().parents[1]

@@ -137,7 +137,7 @@ def test_no_helper_returns_a_graded_todos_answer_on_the_hidden_tests_inputs(assi
     import copy
     import warnings
 
-    from autograder.grading.compare import difference
+    from autograder.compare import difference
     from autograder.kernel.probe import Observe
 
     monkeypatch.chdir(tmp_path)

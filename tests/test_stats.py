@@ -9,7 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from autograder.__main__ import main
-from autograder.grading.outcome import Result
+from autograder.outcome import Result
 
 
 def write_results(out: Path, count: int = 12) -> None:

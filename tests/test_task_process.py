@@ -97,7 +97,7 @@ def test_a_blank_task_earns_nothing_whatever_the_kernel_reports():
     for name in ("test_dataset", "test_expected_answer", "test_reward", "test_sanity_table"):
         test = _task_test(name)
         report = {"observations": json.loads(json.dumps(expected[name]))}
-        test.observe_task(report, blank)
+        hidden_tests.observe_task(test, report, blank)
         verdict = hidden_tests.judge(test, report, expected[name], name)
         assert verdict.score == 0 and "NotImplementedError" in " ".join(verdict.failures), (name, verdict)
 

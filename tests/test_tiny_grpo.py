@@ -107,7 +107,7 @@ def _passes(gid: str, namespace: dict, sources: dict | None = None) -> bool:
     if test.task_functions:
         cells = [sources[cell] for cell in test.module.TASK_CELLS] if sources else None
         runner = TaskRunner(task_source(cells, test.task_functions)) if cells else InProcess(namespace)
-        test.observe_task(report, runner)
+        hidden_tests.observe_task(test, report, runner)
     expected = hidden_tests.read_expected(HIDDEN)["tests"].get(test.name)
     return not hidden_tests.judge(test, report, expected, gid).failures
 

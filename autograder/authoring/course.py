@@ -66,7 +66,7 @@ def canonical(notebook_path: Path) -> str:
 
 def unwired_test_cells(assignment: Assignment) -> list[str]:
     """Graded test cells that call no hidden test of this assignment (the grader would score them 0)."""
-    from autograder.grading.hidden_tests import HIDDEN_CALL
+    from autograder.hidden_test_files import HIDDEN_CALL
 
     problems = []
     for cell in nbformat.read(assignment.source, as_version=4).cells:

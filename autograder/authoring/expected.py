@@ -23,8 +23,8 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.grading.hidden_tests import EXPECTED_FILE
 from autograder.grading.job_settings import JOB_VARIABLE
+from autograder.hidden_test_files import EXPECTED_FILE
 from autograder.manifest import REPO_ROOT, Assignment
 
 RECORDING_ENV = {"COURSE_PROFILE": "tiny", "NBGRADER_EXECUTION": "autograde", "HF_HUB_OFFLINE": "1",
@@ -130,7 +130,7 @@ def write(assignment: Assignment) -> Path:
 
 
 def _measured(assignment: Assignment, name: str) -> bool:
-    from autograder.grading.hidden_tests import load
+    from autograder.hidden_test_files import load
 
     test = load(assignment.tests_dir).get(name)
     return test is not None and test.measured_by is not None

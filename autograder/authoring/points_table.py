@@ -43,7 +43,7 @@ def _graded(cell) -> tuple[str, bool] | None:
 
 def _test_of(cell, tests: dict[str, int]) -> str:
     """The grade id whose POINTS a graded code cell takes: its own, or the test it calls."""
-    from autograder.grading.hidden_tests import HIDDEN_CALL
+    from autograder.hidden_test_files import HIDDEN_CALL
 
     meta = cell.metadata["nbgrader"]
     found = HIDDEN_CALL.search(cell.source)

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from autograder.grading.outcome import Result, Settings
 from autograder.grading.record import Recorder
 from autograder.manifest import Assignment
+from autograder.outcome import Result, Settings
 from helpers import profiles
 
 

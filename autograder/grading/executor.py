@@ -199,7 +199,7 @@ class ProbeExecute(Execute):
         if why is None:
             report["nonce"] = nonce  # the grader's own, over anything the kernel sent
         if test.task_functions and why is None:
-            test.observe_task(report, self._task_runner(test))
+            hidden_tests.observe_task(test, report, self._task_runner(test))
         measurement = self._measurement
         if test.evaluated_with is not None and not self.record and why is None:
             measurement = self._evaluate(test, report)

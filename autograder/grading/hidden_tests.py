@@ -1,7 +1,7 @@
 """Hidden tests: ordinary Python files, probed in the kernel and judged here, in the grader.
 
 Each graded test cell's hidden part is one call, ``hidden_test("<assignment>", "<test>")``, naming
-``solutions/<assignment>/tests/<test>.py``. That file holds
+``solutions/<assignment>/tests/<test>.py`` (``autograder.hidden_test_files``: how it is read). That file holds
 
 - ``probe(nb, observe)``: runs in the student's kernel. It builds inputs from seeds and small
   constructions, calls the notebook's functions (``nb.name``) and records what they return with
@@ -13,147 +13,28 @@ Each graded test cell's hidden part is one call, ``hidden_test("<assignment>", "
 Only ``probe`` and what it uses (:func:`kernel_source`) is sent to the kernel. The expected values
 are the reference's own observations (``tests/expected.json``, written by ``python -m autograder
 generate`` from the solution notebook, see ``autograder.authoring.expected``), compared with
-:func:`autograder.grading.compare.difference`.
+:func:`autograder.compare.difference`.
 """
 from __future__ import annotations
 
-import ast
 import contextlib
-import importlib.util
-import json
-import re
 import secrets
 import signal
-import sys
 import threading
 from dataclasses import dataclass, field
-from functools import cached_property
-from pathlib import Path
 
-from autograder.grading.compare import describe, difference, well_formed_array
+from autograder.compare import describe, difference, well_formed_array
+from autograder.hidden_test_files import (  # noqa: F401 - the grader's names for them
+    EXPECTED_FILE,
+    HIDDEN_CALL,
+    HiddenTest,
+    kernel_source,
+    load,
+    named_in,
+    read_expected,
+)
 
-HIDDEN_CALL = re.compile(r"hidden_test\(\s*['\"](?P<assignment>\w+)['\"]\s*,\s*['\"](?P<test>\w+)['\"]"
-                         r"(?:\s*,\s*['\"](?P<cell>\w+)['\"])?\s*\)")
-EXPECTED_FILE = "expected.json"
 NOT_REACHED = "not reached (an earlier step failed)"
-
-
-def named_in(source: str) -> str | None:
-    """The hidden test a test cell's source calls, if any."""
-    found = HIDDEN_CALL.search(source)
-    return found.group("test") if found else None
-
-
-@dataclass(frozen=True)
-class HiddenTest:
-    name: str
-    path: Path
-
-    @cached_property
-    def module(self):
-        """The whole file, imported in the grader (never in a kernel); shared files of its folder importable."""
-        spec = importlib.util.spec_from_file_location(f"_hidden_{self.path.parent.parent.name}_{self.name}", self.path)
-        module = importlib.util.module_from_spec(spec)
-        folder = self.path.parent.resolve()  # resolved: a relative course root gives relative paths
-        sys.path.insert(0, str(folder))
-        try:
-            spec.loader.exec_module(module)
-        finally:
-            sys.path.remove(str(folder))
-            for name, loaded in list(sys.modules.items()):  # another assignment may share a file's name
-                file = getattr(loaded, "__file__", None)
-                if file and Path(file).resolve().parent == folder:
-                    del sys.modules[name]
-        return module
-
-    @cached_property
-    def kernel_source(self) -> str:
-        return kernel_source(self.path.read_text(encoding="utf-8"), self.path.parent)
-
-    @property
-    def title(self) -> str:
-        return getattr(self.module, "TODO", None) or (self.module.__doc__ or self.name).strip().splitlines()[0]
-
-    @property
-    def evaluated_with(self) -> str | None:
-        """An evaluator that measures, outside the kernel, what the probe's report names (a student's own
-        task) on the submitted artifact; the judge gets its answer as ``check.measurement``."""
-        return getattr(self.module, "EVALUATE_WITH", None)
-
-    @property
-    def task_functions(self) -> tuple[str, ...]:
-        """The student's task functions this test calls apart from the notebook (``autograder.grading.task_process``),
-        from the answer cells ``TASK_CELLS``; its ``task_observations(got, task)`` adds what they returned."""
-        return tuple(getattr(self.module, "TASK_FUNCTIONS", ()))
-
-    def observe_task(self, report: dict, runner) -> None:
-        """Add the task's observations (made outside the kernel) to ``report``, over any label the kernel sent."""
-        try:
-            found = self.module.task_observations(decoded(report), runner)
-        except Unusable:
-            return
-        report["observations"].update(found)
-
-    @property
-    def measured_by(self) -> str | None:
-        """An evaluator whose measurement (made outside the kernel) decides this test; no probe runs."""
-        return getattr(self.module, "MEASURED_BY", None)
-
-
-def load(folder: Path) -> dict[str, HiddenTest]:
-    folder = Path(folder)
-    return {p.stem: HiddenTest(p.stem, p) for p in sorted(folder.glob("test_*.py"))}
-
-
-def read_expected(folder: Path) -> dict:
-    path = Path(folder) / EXPECTED_FILE
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-
-
-def _bound_names(node: ast.stmt) -> set[str]:
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return {(alias.asname or alias.name).split(".")[0] for alias in node.names}
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {node.name}
-    if isinstance(node, (ast.Assign, ast.AnnAssign)):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-    return set()
-
-
-def _shared_import(node: ast.stmt, folder: Path | None) -> Path | None:
-    """The shared file of the tests folder a ``from _name import ...`` line reads, if it is one."""
-    if folder is None or not isinstance(node, ast.ImportFrom) or node.level or not (node.module or "").startswith("_"):
-        return None
-    path = Path(folder) / f"{node.module}.py"
-    return path if path.is_file() else None
-
-
-def kernel_source(text: str, folder: Path | None = None, roots: tuple[str, ...] = ("probe",)) -> str:
-    """What the kernel gets of a hidden-test file: ``probe`` and every top-level definition and
-    import it uses, transitively (a ``from _shared import x`` of the tests folder is inlined the same
-    way); ``judge``, ``HINTS`` and anything else only the grader reads stay here."""
-    body = ast.parse(text).body
-    by_name = {name: node for node in body for name in _bound_names(node)}
-    needed, queue = set(), list(roots)
-    while queue:
-        name = queue.pop()
-        if name in needed or name not in by_name:
-            continue
-        needed.add(name)
-        used = {n.id for n in ast.walk(by_name[name]) if isinstance(n, ast.Name)}
-        queue.extend(used - needed)
-    parts = []
-    for node in body:
-        names = _bound_names(node) & needed
-        if not names:
-            continue
-        shared = _shared_import(node, folder)
-        if shared is not None:
-            parts.append(kernel_source(shared.read_text(encoding="utf-8"), folder, tuple(sorted(names))).rstrip())
-        else:
-            parts.append(ast.unparse(node))
-    return "\n".join(parts) + "\n"
 
 
 class Unusable(Exception):
@@ -178,6 +59,16 @@ KINDS = {"int", "float", "bool", "str", "none", "array", "list", "tuple", "dict"
 
 class Malformed(ValueError):
     """A report the judges must never see: what is wrong with it, in one line."""
+
+
+def observe_task(test: HiddenTest, report: dict, runner) -> None:
+    """Add ``test``'s task observations (made outside the kernel by ``runner``) to ``report``, over any label the
+    kernel sent."""
+    try:
+        found = test.module.task_observations(decoded(report), runner)
+    except Unusable:
+        return
+    report["observations"].update(found)
 
 
 def validate(report: dict) -> None:
@@ -441,7 +332,7 @@ def judge_in_process(assignment: str, name: str, namespace: dict, observe_probe,
         report, measurement = observe_probe(name, test.kernel_source, namespace, nonce), None
         report["nonce"] = nonce
         if test.task_functions and task_runner is not None:
-            test.observe_task(report, task_runner(namespace))  # kernel.probe.InProcess: the task's calls, in process
+            observe_task(test, report, task_runner(namespace))  # kernel.probe.InProcess: the task's calls, in process
         if test.evaluated_with is not None:
             measurement = test.module.measure_here(decoded(report))
     expected = read_expected(folder).get("tests", {}).get(name)

@@ -6,7 +6,7 @@
 Runs inside the private course copy, as the grader (only the kernel it starts is sandboxed).
 ``grading.submission`` starts it (usually as a fork of the worker's job server, which has nbgrader
 imported already) and kills its whole process tree past the assignment's time limit. Prints
-nbgrader's log, and writes a :class:`~autograder.grading.outcome.JobSummary` as JSON to the file
+nbgrader's log, and writes a :class:`~autograder.outcome.JobSummary` as JSON to the file
 its :class:`~autograder.grading.job_settings.JobSettings` name: the grader decides the
 submission's status from that file, never from the log.
 """
@@ -49,7 +49,7 @@ def _write(summary, settings: JobSettings | None) -> None:
 
 
 def grade(course: Path, assignment: str, student: str) -> int:
-    from autograder.grading.outcome import JobSummary
+    from autograder.outcome import JobSummary
 
     started = time.perf_counter()
     settings = JobSettings.current()

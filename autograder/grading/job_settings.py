@@ -23,7 +23,7 @@ class JobSettings:
     state: str
     """The grader's state folder for this submission: ``stopped.txt`` and the executor's notes."""
     summary: str
-    """Where the job writes its :class:`~autograder.grading.outcome.JobSummary` (JSON)."""
+    """Where the job writes its :class:`~autograder.outcome.JobSummary` (JSON)."""
     deadline: float | None = None
     """Wall-clock time (``time.time()``) by which the whole notebook must have run; None: no limit."""
     measurement: dict | None = None

@@ -13,8 +13,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from autograder.grading.outcome import Outcome, Result, Settings
 from autograder.grading.submission import Lent, grade_one
+from autograder.outcome import Outcome, Result, Settings
 from autograder.reports.feedback import finish
 from autograder.reports.scrub import Scrubber
 

@@ -22,7 +22,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from autograder.grading.outcome import Outcome, Result
+from autograder.outcome import Outcome, Result
 from autograder.reports.feedback import finish
 from autograder.reports.scrub import Scrubber
 

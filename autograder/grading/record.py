@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from autograder.grading.late import feedback_line, penalty_for
-from autograder.grading.outcome import Outcome, Result, Settings
+from autograder.outcome import Outcome, Result, Settings
 from autograder.reports import gradebook, grades
 from autograder.reports.feedback import (
     load_results,

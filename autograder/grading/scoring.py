@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 from nbgrader.utils import is_grade
 
-from autograder.grading.outcome import Result
+from autograder.outcome import Result
 
 
 def release_points(notebook) -> tuple[dict[str, float], float]:

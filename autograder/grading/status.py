@@ -1,6 +1,6 @@
 """A submission's status and the feedback line that explains it, decided from facts only.
 
-The facts: the job's :class:`~autograder.grading.outcome.JobSummary` (or its absence: the job was
+The facts: the job's :class:`~autograder.outcome.JobSummary` (or its absence: the job was
 killed), the kernel's state folder (a memory marker), and the artifact check.
 Never from log text. In order of precedence:
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.grading.outcome import JobSummary
+from autograder.outcome import JobSummary
 
 MEMORY_ERRORS = {"MemoryError", "OutOfMemoryError"}
 

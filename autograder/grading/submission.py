@@ -14,7 +14,7 @@
 5. **report**: scrub hidden lines, tokens and grader paths; write ``OUT/feedback/<student>/<id>/``
    and the formgrader copies in ``OUT``.
 
-Returns an :class:`~autograder.grading.outcome.Outcome`: the Result and the submission's
+Returns an :class:`~autograder.outcome.Outcome`: the Result and the submission's
 gradebook record (the batch merges it into ``OUT/gradebook.db``).
 """
 from __future__ import annotations
@@ -34,13 +34,13 @@ import nbformat
 from autograder.grading import scoring, status
 from autograder.grading.job_settings import JOB_MEMORY_MB, JOB_VARIABLE, JobSettings
 from autograder.grading.kernel_env import kernel_env, sandbox_spec
-from autograder.grading.outcome import JobSummary, Outcome, Result, Settings
 from autograder.grading.workspace import Workspace
 from autograder.isolation import filesystem, processes
 from autograder.isolation.host_isolation import probe
 from autograder.isolation.spec import SPEC_VARIABLE
 from autograder.manifest import HIDDEN_TESTS, Assignment
 from autograder.nbconfig import Grading, write_course_config
+from autograder.outcome import JobSummary, Outcome, Result, Settings
 from autograder.reports.feedback import finish as write_feedback
 from autograder.reports.scrub import Scrubber
 

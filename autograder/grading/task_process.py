@@ -26,6 +26,7 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
+from autograder import hidden_test_files
 from autograder.grading import hidden_tests
 
 BOOT = r'''
@@ -73,9 +74,9 @@ def task_source(cells: list[str], roots: tuple[str, ...]) -> str:
     """The definitions ``roots`` need from the answer cells' sources, with an import for each standard-library
     module they name without importing it (the notebook imported it in an earlier cell)."""
     text = "\n\n".join(_magics_out(cell) for cell in cells)
-    kept = hidden_tests.kernel_source(text, roots=roots)
+    kept = hidden_test_files.kernel_source(text, roots=roots)
     tree = ast.parse(kept)
-    bound = {name for node in tree.body for name in hidden_tests._bound_names(node)}
+    bound = {name for node in tree.body for name in hidden_test_files.bound_names(node)}
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     imports = sorted(name for name in used - bound if name in sys.stdlib_module_names)
     return "".join(f"import {name}\n" for name in imports) + kept

@@ -32,7 +32,6 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.grading.outcome import SubmissionLayoutError
 from autograder.intake.archives import (  # noqa: F401  (Budget and the limits are imported from here too)
     JUNK,
     MAX_BYTES,
@@ -44,6 +43,7 @@ from autograder.intake.archives import (  # noqa: F401  (Budget and the limits a
 )
 from autograder.intake.names import Namer
 from autograder.manifest import Assignment
+from autograder.outcome import SubmissionLayoutError
 
 REPORT_NAME = "_collect_report.json"
 

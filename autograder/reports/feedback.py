@@ -22,7 +22,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from autograder.grading.outcome import Result
+from autograder.outcome import Result
 from autograder.reports.offline_math import with_mathml
 from autograder.reports.scrub import Scrubber
 

@@ -35,9 +35,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.grading.outcome import Result
 from autograder.manifest import HIDDEN_TESTS
 from autograder.nbconfig import db_url, write_out_config
+from autograder.outcome import Result
 from autograder.reports.feedback import (
     load_results,
     rewrite_page_summary,

@@ -154,7 +154,7 @@ def _hidden_test_files(source: Path) -> list[Path]:
 
 
 def _kernel_source(path: Path) -> str:
-    from autograder.grading.hidden_tests import kernel_source
+    from autograder.hidden_test_files import kernel_source
 
     try:
         return kernel_source(path.read_text(encoding="utf-8"), path.parent, roots=("probe", "measure_here"))

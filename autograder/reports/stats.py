@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.grading.outcome import Result
+from autograder.outcome import Result
 from autograder.reports.offline_math import with_mathml
 
 STRONG_SHARE = 0.8

@@ -4,7 +4,7 @@ tag, so each response keeps the reference's score): the kernel cannot know that 
 before the probe runs, so only a real format check earns the points."""
 import random
 
-from autograder.grading.compare import difference, numeric
+from autograder.compare import difference, numeric
 
 TODO = "TODO 1 (format reward)"
 POINTS = 4

@@ -1,6 +1,6 @@
 """TODO 1, rule 4: a float32 torch tensor of shape [len(responses)], [0] for no responses, and a batch
 scored as its responses one by one."""
-from autograder.grading.compare import difference
+from autograder.compare import difference
 from autograder.kernel.probe import FAILED
 
 TODO = "TODO 1 (format reward, rule 4)"

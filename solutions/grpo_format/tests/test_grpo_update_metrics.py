@@ -10,7 +10,7 @@ import math
 import numpy as np
 from _update import Recorder, chat_prompts, kept, settings, stand_in_reward, stand_ins, tiny_policy
 
-from autograder.grading.compare import difference
+from autograder.compare import difference
 from autograder.grading.hidden_tests import decode
 from helpers import grpo
 

@@ -7,7 +7,7 @@ reference's, or when the student's own run matches the reference's own run: a st
 other TODOs earns the points whatever those TODOs get wrong, and one who wrote their code inline
 (correctly) earns them too.
 """
-from autograder.grading.compare import difference
+from autograder.compare import difference
 
 OWN = " (with your own functions)"
 

@@ -10,7 +10,7 @@ from _batch import ADVANTAGES, RAW_REWARDS, column, log_probs
 from _either import OWN
 from _stand_ins import LOSSES
 
-from autograder.grading.compare import difference
+from autograder.compare import difference
 
 TODO = "Problem 5 (dispatcher argument checks)"
 POINTS = 2

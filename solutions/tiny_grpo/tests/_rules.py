@@ -3,7 +3,7 @@ expected observations derived from the reference's for the other conventions the
 import copy
 import math
 
-from autograder.grading.compare import difference
+from autograder.compare import difference
 
 
 def flat(value) -> list:

@@ -6,7 +6,7 @@ import torch
 from _rules import rescaled
 from _world import PROMPTS, STAND_INS, StepConfig, fixed_rollout, fixed_sampling, tiny_policy, tokenizer, trainable
 
-from autograder.grading.compare import difference
+from autograder.compare import difference
 
 TODO = "Cell 5, grpo_step (loss, gradient, kl)"
 POINTS = 2

@@ -89,18 +89,10 @@ def grading_settings(grading: Grading) -> dict[str, object]:
     if grading.channel is not None:  # the connection file and sockets live in the folder shared with the sandbox
         settings["KernelManager.connection_file"] = str(Path(grading.channel) / "kernel.json")
         settings["KernelManager.ip"] = str(Path(grading.channel) / "k")
-    settings.update(late_settings(grading.late_penalty))
+    from autograder.grading.late import nbgrader_settings
+
+    settings.update(nbgrader_settings(grading.late_penalty))
     return settings
-
-
-def late_settings(fraction: float) -> dict[str, object]:
-    """nbgrader's ``AssignLatePenalties`` (an autograde preprocessor) asks this plugin for the
-    penalty of a late notebook: ``fraction`` of its autograded score (``--late-penalty``; see
-    ``autograder.grading.late``). With 0 nbgrader's own default plugin stays: nothing deducted."""
-    if not fraction:
-        return {}
-    return {"AssignLatePenalties.plugin_class": "autograder.grading.late.FractionPenalty",
-            "FractionPenalty.fraction": float(fraction)}
 
 
 def write_course_config(course: Path, timeout: int = 120, grading: Grading | None = None) -> Path:

@@ -9,11 +9,15 @@ nbgrader then deducts the penalty itself, so every view of the grade agrees (``g
    that nbgrader sees the submission as late exactly when the grader does (the real deadline goes
    into ``OUT/gradebook.db``; the private course is thrown away after grading);
 2. nbgrader's ``AssignLatePenalties`` (in every private course's autograde preprocessors) asks
-   :class:`FractionPenalty` -- configured by :func:`autograder.nbconfig.late_settings` with
-   ``--late-penalty`` -- for the penalty: that fraction of the notebook's autograded score (the
-   written answers are not graded yet at that point);
-3. ``reports.gradebook.extract`` reads ``late_submission_penalty`` from the private gradebook and
-   ``merge`` carries it into ``OUT/gradebook.db``; ``grading.record`` puts it into the result.
+   :class:`FractionPenalty` -- configured by :func:`nbgrader_settings` with ``--late-penalty`` --
+   for the penalty: that fraction of the notebook's autograded score (the written answers are not
+   graded yet at that point);
+3. ``reports.gradebook.extract`` reads ``late_submission_penalty`` from the private gradebook;
+   :func:`gradebook_record` supplies the same rule's penalty for a job killed before nbgrader got
+   there, and ``grading.record`` merges the record into ``OUT/gradebook.db`` (with
+   :func:`gradebook_duedate`) and puts the penalty into the result.
+
+Everything about lateness is in this module; extensions and waivers (``--extensions``) too.
 """
 from __future__ import annotations
 
@@ -45,6 +49,35 @@ class FractionPenalty(LateSubmissionPlugin):
         self.log.info("late by %.0f s: %s points deducted (%g of %g)", total_seconds_late, penalty, self.fraction,
                       score)
         return penalty
+
+
+def nbgrader_settings(fraction: float) -> dict[str, object]:
+    """nbgrader's ``AssignLatePenalties`` (an autograde preprocessor) asks :class:`FractionPenalty` for the
+    penalty of a late notebook: ``fraction`` of its autograded score (``--late-penalty``). With 0
+    nbgrader's own default plugin stays: nothing deducted."""
+    if not fraction:
+        return {}
+    return {"AssignLatePenalties.plugin_class": "autograder.grading.late.FractionPenalty",
+            "FractionPenalty.fraction": float(fraction)}
+
+
+def gradebook_record(outcome, settings) -> dict | None:
+    """The record merged into OUT's gradebook. nbgrader's penalty comes with the record; a job
+    killed before nbgrader finished has none, so the grader asks the same plugin's rule for the
+    points it kept (a late notebook never escapes the penalty by running out of time)."""
+    result, record = outcome.result, outcome.record
+    if record is not None and not result.submitted_at:
+        record = {**record, "timestamp": None}  # the private course's stand-in time is no submission time
+    if record is None and result.late and result.score > 0 and settings.late_penalty:
+        record = {"grades": {}, "comments": {}, "timestamp": None,
+                  "penalties": {result.assignment: penalty_for(result.score, settings.late_penalty) or 0.0}}
+    return record
+
+
+def gradebook_duedate(settings) -> datetime | None:
+    """The course's deadline as OUT's gradebook stores it (naive UTC), or None without ``--deadline``."""
+    deadline = settings.deadline
+    return deadline.astimezone(UTC).replace(tzinfo=None) if isinstance(deadline, datetime) else None
 
 
 def _utc(text: str) -> datetime | None:

@@ -1,15 +1,14 @@
 """What happens to each graded submission, in the order results come back: the merge into
-``OUT/gradebook.db`` (with the late penalty nbgrader deducted, see ``grading.late``), the result's
+``OUT/gradebook.db`` (with the late penalty nbgrader deducted: ``grading.late`` has every rule of it), the result's
 written-answer scores and penalty read back from it, the feedback summary, and ``OUT/grades.csv``
 rewritten so a killed batch keeps every row finished so far.
 """
 from __future__ import annotations
 
 import threading
-from datetime import UTC, datetime
 from pathlib import Path
 
-from autograder.grading.late import feedback_line, penalty_for
+from autograder.grading.late import feedback_line, gradebook_duedate, gradebook_record
 from autograder.outcome import Outcome, Result, Settings
 from autograder.reports import gradebook, grades
 from autograder.reports.feedback import (
@@ -21,26 +20,12 @@ from autograder.reports.feedback import (
 )
 
 
-def gradebook_record(outcome: Outcome, settings: Settings) -> dict | None:
-    """The record merged into OUT's gradebook. nbgrader's penalty comes with the record; a job
-    killed before nbgrader finished has none, so the grader asks the same plugin's rule for the
-    points it kept (a late notebook never escapes the penalty by running out of time)."""
-    result, record = outcome.result, outcome.record
-    if record is not None and not result.submitted_at:
-        record = {**record, "timestamp": None}  # the private course's stand-in time is no submission time
-    if record is None and result.late and result.score > 0 and settings.late_penalty:
-        record = {"grades": {}, "comments": {}, "timestamp": None,
-                  "penalties": {result.assignment: penalty_for(result.score, settings.late_penalty) or 0.0}}
-    return record
-
-
 class Recorder:
     """Records outcomes as they arrive (one at a time: a lock guards grades.csv and the gradebook)."""
 
     def __init__(self, out: Path, template: Path, settings: Settings, log=None):
         self.out, self.template, self.settings, self.log = Path(out), Path(template), settings, log
-        self.duedate = (settings.deadline.astimezone(UTC).replace(tzinfo=None)
-                        if isinstance(settings.deadline, datetime) else None)
+        self.duedate = gradebook_duedate(settings)
         self.progress: dict = {}
         self.earlier = load_results(self.out)  # OUT's results from before this batch, read once, not per submission
         self.lock = threading.Lock()

@@ -3,8 +3,8 @@
 :func:`autograde` plans once -- the layout, the profile, the GPUs, the isolation (saying once
 when the host cannot isolate kernels), the evaluators' tier tables, the template course -- then
 hands the submissions to a runner (``grading.local`` or ``grading.ray_runner``) and records each
-outcome as it arrives (``grading.record``). At the end it adds the manual grades from the
-gradebook and writes ``OUT/lms_grades.csv``. OUT keeps ``source/``, ``release/``, ``submitted/``
+outcome as it arrives and writes ``OUT/lms_grades.csv`` at the end (``grading.record``, the one place
+that reports). OUT keeps ``source/``, ``release/``, ``submitted/``
 and ``autograded/`` so nbgrader's formgrader works there (see ``reports.grades``).
 """
 from __future__ import annotations
@@ -163,9 +163,6 @@ def autograde(submissions: Path, out: Path, assignments: list[Assignment], reque
               log=None) -> list[Result]:
     """Grade every submission as ``request`` asks; write OUT/grades.csv, OUT/gradebook.db and
     OUT/feedback/<student>/<assignment>/."""
-    from autograder.reports import grades
-    from autograder.reports.feedback import merge_results, write_grades, write_lms_grades
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     request = request or Request()
@@ -188,8 +185,5 @@ def autograde(submissions: Path, out: Path, assignments: list[Assignment], reque
             runner = LocalRunner(template, workdir, out, settings, by_id, scratch)
             results = runner.run(jobs, request.workers, record, log)
     results.sort(key=lambda r: (r.student, r.assignment))
-    everything = merge_results(record.earlier, results)  # the recorder read OUT's earlier results already
-    grades.attach_manual(out, everything)
-    write_grades(everything, out / "grades.csv")
-    write_lms_grades(everything, grades.load_lms(out), out / "lms_grades.csv")
+    record.finish(results)
     return results

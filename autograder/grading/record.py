@@ -1,7 +1,8 @@
-"""What happens to each graded submission, in the order results come back: the merge into
-``OUT/gradebook.db`` (with the late penalty nbgrader deducted: ``grading.late`` has every rule of it), the result's
-written-answer scores and penalty read back from it, the feedback summary, and ``OUT/grades.csv``
-rewritten so a killed batch keeps every row finished so far.
+"""The one place a batch reports. Each graded submission, in the order results come back: the merge
+into ``OUT/gradebook.db`` (with the late penalty nbgrader deducted; ``grading.late`` has every rule of
+it), the result's written-answer scores and penalty read back from it, the feedback summary, and
+``OUT/grades.csv`` rewritten so a killed batch keeps every row finished so far. At the end,
+``OUT/lms_grades.csv`` once (:meth:`Recorder.finish`).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from autograder.reports.feedback import (
     merge_results,
     rewrite_page_summary,
     write_grades,
+    write_lms_grades,
     write_result_files,
 )
 
@@ -28,6 +30,8 @@ class Recorder:
         self.duedate = gradebook_duedate(settings)
         self.progress: dict = {}
         self.earlier = load_results(self.out)  # OUT's results from before this batch, read once, not per submission
+        if self.earlier:  # their written grades as formgrader has them now: grades.csv is then whole after each row
+            grades.attach_manual(self.out, self.earlier)
         self.lock = threading.Lock()
 
     def __call__(self, outcome: Outcome) -> Result:
@@ -56,6 +60,12 @@ class Recorder:
             self.log(f"  {result.student}/{result.assignment}: {result.score:g}/{result.max_score:g}{penalty} "
                      f"{result.status}")
         return result
+
+    def finish(self, results: list[Result]) -> list[Result]:
+        """After the last result: ``lms_grades.csv`` for every result in OUT (grades.csv is already whole)."""
+        everything = merge_results(self.earlier, results)
+        write_lms_grades(everything, grades.load_lms(self.out), self.out / "lms_grades.csv")
+        return everything
 
     def _drop_stand_in_time(self, result: Result) -> None:
         """A late submission without a known time was stamped with the time of grading in its

@@ -423,3 +423,30 @@ def test_the_same_artifact_bytes_are_measured_once_per_batch(tmp_path, monkeypat
     pool.measure(spec, tmp_path / "a", settings, None)
     pool.measure(spec, tmp_path / "a", settings, None)
     assert len(runs) == 5  # errors are not kept
+
+
+def test_an_evaluator_worker_sees_every_module_it_imports(tmp_path):
+    """The worker's sandbox shows only WORKER_PARTS of autograder/: a new import of manifest.py (points.py)
+    once made every measurement fail with ImportError, caught only by a slow test."""
+    import shutil
+    import subprocess
+    import sys
+
+    from autograder.evaluators.pool import WORKER_PARTS
+    from autograder.manifest import REPO_ROOT
+
+    package = tmp_path / "autograder"
+    package.mkdir()
+    shutil.copy(REPO_ROOT / "autograder" / "__init__.py", package)
+    for part in WORKER_PARTS:
+        source = REPO_ROOT / "autograder" / part
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, package / part)
+    # the editable install's finder would fetch a missing module from the repository: take it out, and let the
+    # repository serve `helpers` only (autograder's submodules come from its package folder, the copy)
+    code = ("import sys; sys.meta_path = [f for f in sys.meta_path if 'editable' not in str(f).lower()]; "
+            "sys.path.insert(0, sys.argv[1]); sys.path.append(sys.argv[2]); "
+            "import autograder.evaluators.worker, autograder.manifest, autograder.evaluators.grpo_format, "
+            "autograder.evaluators.greedy_answers; assert autograder.manifest.__file__.startswith(sys.argv[1])")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path), str(REPO_ROOT)], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]

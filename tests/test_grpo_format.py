@@ -418,7 +418,8 @@ def test_tier_cells_follow_the_measurement_contract():
     test = _adherence_test()
     assert test.measured_by == "grpo_format" and not test.kernel_source.strip()
     source = (TESTS / "test_adherence.py").read_text()
-    assert "spec_from_file_location" in source and '"evaluators" / "grpo_format.py"' in source
+    assert "spec_from_file_location" in source and '_private_copy("grpo_format.py")' in source
+    assert '_private_copy("__init__.py").tier_verdict' in source  # the grader's one tier rule, a private copy
     assert "from autograder.evaluators" not in source and "import autograder.evaluators" not in source
     assert "os.environ" not in source and "AUTOGRADER_MEASUREMENTS" not in source and "getenv" not in source
     assert '"data" / "grading.json"' in source and "/proc/self/environ" in source

@@ -38,6 +38,17 @@ def declared(assignment, profile: str = "tiny") -> dict | None:
             "timeout": spec.timeout_s, "memory_mb": spec.memory_mb, "adapters": assignment.adapters}
 
 
+def tier_verdict(measured: dict, threshold: float, profile: str) -> tuple[bool, str]:
+    """The one tier rule, for the grader (:func:`apply_tiers`) and the tier cells' judge alike: a tier is
+    earned when the measured rate reaches its threshold; otherwise the reason, in one line."""
+    rate, error = measured.get("rate"), measured.get("error")
+    if rate is None or error:
+        return False, f"held-out format adherence could not be measured ({error or 'no rate'})"
+    if rate + 1e-12 >= threshold:
+        return True, ""
+    return False, f"held-out format adherence {rate:.0%} is below the {threshold:.0%} tier ({profile} profile)"
+
+
 def apply_tiers(result, spec: dict, record: dict | None) -> set:
     """Set the tier cells' scores from the grader's measurement; returns their grade ids."""
     measured = (result.measurements or {}).get(spec["name"], {})
@@ -49,14 +60,11 @@ def apply_tiers(result, spec: dict, record: dict | None) -> set:
     shown = []
     for gid, threshold in sorted(tiers.items(), key=lambda item: item[1]):
         points = result.cells[gid][1]
-        passed = rate is not None and not error and rate + 1e-12 >= threshold
+        passed, why = tier_verdict(measured, threshold, profile)
         result.cells[gid][0] = points if passed else 0.0
         result.cell_messages.pop(gid, None)
         if not passed:
-            result.cell_messages[gid] = (f"held-out format adherence {rate:.0%} is below the {threshold:.0%} tier "
-                                         f"({profile} profile)"
-                                         if rate is not None and not error else
-                                         f"held-out format adherence could not be measured ({error})")
+            result.cell_messages[gid] = why
         shown.append(f"{threshold:.0%}: {result.cells[gid][0]:g}/{points:g}")
         if record is not None:
             grade = record.setdefault("grades", {}).setdefault(f"{result.assignment}/{gid}", {})

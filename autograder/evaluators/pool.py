@@ -28,6 +28,8 @@ from autograder.isolation.host_isolation import next_uid
 from autograder.isolation.launcher import LAUNCH_BOOT
 from autograder.isolation.spec import HOME, Spec
 
+WORKER_PARTS = ("kernel", "evaluators", "manifest.py", "variants.py", "points.py")
+"""What of ``autograder/`` an evaluator worker sees: its own package and what ``manifest`` imports."""
 WORKER_BOOT = ("import sys; del sys.path[0]; from autograder.evaluators.worker import main; "
                "sys.exit(main(sys.argv[1:]))")
 
@@ -63,7 +65,7 @@ class EvaluatorProcess:
         argv = [sys.executable, "-c", WORKER_BOOT, name, profile]
         spec = Spec(mode=mode, channel=str(self.channel), uid=self.uid or 0, disk_mb=512, memory_mb=memory_mb,
                     workdir=f"{HOME}/evaluator", mounts=tuple(mounts), gpu=gpu is not None,
-                    autograder_parts=("kernel", "evaluators", "manifest.py", "variants.py"), env=env, argv=argv)
+                    autograder_parts=WORKER_PARTS, env=env, argv=argv)
         self.spec_dir = Path(tempfile.mkdtemp(prefix="ags-"))
         command = [sys.executable, "-I", "-c", LAUNCH_BOOT, "--spec", str(spec.write(self.spec_dir))]
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

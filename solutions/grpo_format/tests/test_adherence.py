@@ -1,10 +1,10 @@
 """Part 3, the three adherence tiers: held-out format adherence of the submitted adapter, measured by the grader.
 
 No probe runs in the kernel. The kit's grader measures ``artifacts/grpo_format_adapter`` with its evaluator
-(``autograder/evaluators/grpo_format.py``) outside the kernel and hands the measurement to :func:`judge`; the tier
-points themselves are set by ``autograder.evaluators.apply_tiers``, whose rule and wording this judge repeats for the
-cell's own message. :func:`measure_here` serves plain ``nbgrader autograde`` only (no grader, no sandbox): it measures
-the adapter in the notebook's process with a private copy of the evaluator."""
+(``autograder/evaluators/grpo_format.py``) outside the kernel and hands the measurement to :func:`judge`. The tier
+points themselves are set by ``autograder.evaluators.apply_tiers``; both call the one rule, ``tier_verdict``.
+:func:`measure_here` serves plain ``nbgrader autograde`` only (no grader, no sandbox): it measures the adapter in
+the notebook's process with a private copy of the evaluator."""
 import importlib.util
 import json
 from pathlib import Path
@@ -26,15 +26,27 @@ def judge(check):
     if threshold is None:
         check.expect(False, f"no adherence tier {check.grade_id} in the {profile} profile (tell the course staff)")
         return
-    threshold, rate, error = float(threshold), measured.get("rate"), measured.get("error")
-    if rate is None or error:
-        check.expect(False, f"held-out format adherence could not be measured ({error or 'no rate'})")
-        return
-    check.notes.append(f"held-out format adherence: {rate:.0%} ({measured.get('hits')}/{measured.get('total')} "
-                       f"held-out prompts); this tier needs {threshold:.0%} in the {profile} profile")
-    check.expect(rate + 1e-12 >= threshold, f"held-out format adherence {rate:.0%} is below the {threshold:.0%} tier "
-                                            f"({profile} profile): train longer or check the reward, then save the "
-                                            "adapter again")
+    passed, why = _private_copy("__init__.py").tier_verdict(measured, float(threshold), profile)
+    if measured.get("rate") is not None and not measured.get("error"):
+        check.notes.append(f"held-out format adherence: {measured['rate']:.0%} ({measured.get('hits')}/"
+                           f"{measured.get('total')} held-out prompts); this tier needs {float(threshold):.0%} in the "
+                           f"{profile} profile")
+        why += ": train longer or check the reward, then save the adapter again"
+    check.expect(passed, why)
+
+
+def _private_copy(name: str):
+    """A module of the grader's ``autograder/evaluators`` loaded from its file: under plain nbgrader the notebook's
+    process could patch the imported one. None when the grader is not installed here."""
+    import autograder
+
+    source = Path(autograder.__file__).resolve().parent / "evaluators" / name
+    if not source.is_file():
+        return None
+    spec = importlib.util.spec_from_file_location(f"_private_evaluators_{Path(name).stem}", source)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def started_profile() -> str:
@@ -55,18 +67,14 @@ def started_profile() -> str:
 def measure_here() -> dict:
     """The measurement under plain nbgrader: the evaluator loaded from its file (a patch of the imported module does
     not reach this copy), in the started profile, with the thresholds of helpers/data/grading.json."""
-    import autograder
     import helpers
 
-    source = Path(autograder.__file__).resolve().parent / "evaluators" / "grpo_format.py"
-    if not source.is_file():
-        return {"rate": None, "error": "the grader's evaluator (autograder/evaluators/grpo_format.py) is not "
-                                       "installed here", "profile": started_profile(), "thresholds": {}}
     profile = started_profile()
     try:
-        spec = importlib.util.spec_from_file_location("_grpo_format_evaluator_copy", source)
-        evaluator = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(evaluator)
+        evaluator = _private_copy("grpo_format.py")
+        if evaluator is None:
+            return {"rate": None, "error": "the grader's evaluator (autograder/evaluators/grpo_format.py) is not "
+                                           "installed here", "profile": profile, "thresholds": {}}
         measured = dict(evaluator.Evaluator(profile).measure(ADAPTER))
     except Exception as error:  # noqa: BLE001 - no base model here, say: the tiers cannot be measured
         measured = {"rate": None, "error": f"the evaluator did not start ({type(error).__name__}: {error})"[:300],

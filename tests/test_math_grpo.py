@@ -228,6 +228,7 @@ BEYOND = {  # answer cell -> (its function, its self-check cell)
     "token_loss_aggregation": ("aggregate_token_loss", "check_token_loss_aggregation"),
     "clip_higher": ("clip_higher_loss", "check_clip_higher"),
     "informative_groups": ("keep_informative_groups", "check_informative_groups"),
+    "overlong_filter": ("drop_truncated", "check_overlong_filter"),
     "k3_estimator": ("k3_kl", "check_k3_estimator"),
 }
 

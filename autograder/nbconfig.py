@@ -14,7 +14,7 @@ Each is rendered from plain values with ``repr`` (no string templates of Python 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 COURSE_ID = "course-kit"
@@ -68,7 +68,8 @@ class Grading:
     partial_credit: tuple[str, ...] = ()
     channel: Path | None = None
     """The folder shared with the sandbox: the kernel's connection file and sockets."""
-    late_penalty: float = 0.0
+    late: dict = field(default_factory=dict)
+    """nbgrader's settings for late work (``grading.late.nbgrader_settings``: the penalty plugin)."""
     evaluation: dict | None = None
     """How the executor starts a grader-side evaluator for a test that names one (``EVALUATE_WITH``)."""
 
@@ -89,9 +90,7 @@ def grading_settings(grading: Grading) -> dict[str, object]:
     if grading.channel is not None:  # the connection file and sockets live in the folder shared with the sandbox
         settings["KernelManager.connection_file"] = str(Path(grading.channel) / "kernel.json")
         settings["KernelManager.ip"] = str(Path(grading.channel) / "k")
-    from autograder.grading.late import nbgrader_settings
-
-    settings.update(nbgrader_settings(grading.late_penalty))
+    settings.update(grading.late)
     return settings
 
 

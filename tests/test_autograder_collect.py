@@ -229,6 +229,7 @@ def test_a_collect_that_fails_half_way_leaves_out_as_it_was(tmp_path, monkeypatc
     """Issue 41: a failure while placing the third student (a full disk, a bug) leaves last week's OUT and no
     half-written folder; a later collect that succeeds sees only what it placed."""
     from autograder.intake import lms
+    from autograder.intake.collector import Collector
 
     week1, week2 = tmp_path / "week1", tmp_path / "week2"
     for name in ("Ann Lee", "Bo Chan"):
@@ -240,7 +241,7 @@ def test_a_collect_that_fails_half_way_leaves_out_as_it_was(tmp_path, monkeypatc
     out = tmp_path / "subs"
     lms.collect(week1, "toy_add", out)
     before = sorted((p.relative_to(out).as_posix(), p.read_bytes()) for p in out.rglob("*") if p.is_file())
-    real, calls = lms._Collector._finish_student, []
+    real, calls = Collector._finish_student, []
 
     def failing(collector, student, name):  # placing students one by one: the third one fails
         calls.append(name)
@@ -248,11 +249,11 @@ def test_a_collect_that_fails_half_way_leaves_out_as_it_was(tmp_path, monkeypatc
             raise OSError(28, "No space left on device")
         return real(collector, student, name)
 
-    monkeypatch.setattr(lms._Collector, "_finish_student", failing)
+    monkeypatch.setattr(Collector, "_finish_student", failing)
     with pytest.raises(OSError, match="No space left"):
         lms.collect(week2, "toy_add", out)
     after = sorted((p.relative_to(out).as_posix(), p.read_bytes()) for p in out.rglob("*") if p.is_file())
     assert after == before and sorted(p.name for p in tmp_path.iterdir()) == ["subs", "week1", "week2"]
-    monkeypatch.setattr(lms._Collector, "_finish_student", real)
+    monkeypatch.setattr(Collector, "_finish_student", real)
     report = lms.collect(week2, "toy_add", out)
     assert len(report.students) == 4 and ".collecting" not in (out / "_collect_report.json").read_text()

@@ -177,7 +177,7 @@ def _written_grading(server: Formgrader, folder: dict, later: bool) -> None:
 
 @pytest.mark.slow
 def test_course_cycle(cycle):
-    from autograder.intake import lms as intake_lms
+    from autograder.intake import collector as intake_collector
 
     out, folder = cycle["out"], cycle["folder"]
     rows = _lms_rows(out)
@@ -220,7 +220,7 @@ def test_course_cycle(cycle):
         assert rows[STUDENTS[login]["uid"]]["status"] == "missing", login
     # the non-ASCII login: Canvas's name, or what a reader without the UTF-8 flag decodes (cp437)
     name = rows[STUDENTS["müllerzoë"]["uid"]]["name"]
-    repairs_names = hasattr(intake_lms, "SET_ASIDE")  # the intake branch's collect mends such names
+    repairs_names = hasattr(intake_collector, "SET_ASIDE")  # the intake branch's collect mends such names
     assert name == ("müllerzoë" if repairs_names else "müllerzoë".encode().decode("cp437")), name
     assert folder["müllerzoë"].isascii()
     assert rows[STUDENTS["alice"]["uid"]]["name"] == "alice"

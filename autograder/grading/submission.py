@@ -34,6 +34,7 @@ import nbformat
 from autograder.grading import scoring, status
 from autograder.grading.job_settings import JOB_MEMORY_MB, JOB_VARIABLE, JobSettings
 from autograder.grading.kernel_env import kernel_env, sandbox_spec
+from autograder.grading.late import nbgrader_settings
 from autograder.grading.workspace import Workspace
 from autograder.isolation import filesystem, processes
 from autograder.isolation.host_isolation import probe
@@ -154,7 +155,7 @@ def _grade_in(sub: Submission, ws: Workspace, result: Result, evaluators, jobs) 
     result.timings["workspace"] = round(watch.mark - sub.started, 3)
     write_course_config(ws.course, sub.cell_timeout, Grading(
         tests_dir=ws.course / HIDDEN_TESTS / sub.assignment.id, partial_credit=sub.assignment.partial_credit,
-        channel=ws.channel, late_penalty=sub.settings.late_penalty, evaluation=_evaluation(sub, ws)))
+        channel=ws.channel, late=nbgrader_settings(sub.settings.late_penalty), evaluation=_evaluation(sub, ws)))
     scrub = _scrubber(sub, ws)
     notebook, mismatch = _intake(sub, ws, result)
     watch.lap("intake")

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from autograder.manifest import PROFILES, REPO_ROOT, load_assignments
+from autograder.outcome import Request, positive
 
 
 def _offline_defaults() -> None:
@@ -118,19 +119,15 @@ def cmd_release(args) -> int:
 
 
 def cmd_autograde(args) -> int:
-    from autograder.grading.batch import Request, autograde
-    from autograder.grading.late import read_extensions
+    from autograder.grading.batch import autograde
     from autograder.isolation.host_isolation import SandboxError
     from autograder.outcome import SubmissionLayoutError
     from autograder.reports.feedback import format_table
 
     assignments = load_assignments(Path(args.course_root), args.assignment or None)
     try:
-        extensions = read_extensions(Path(args.extensions)) if args.extensions else {}
-        request = Request(workers=args.workers, profile=args.profile, deadline=args.deadline,
-                          late_penalty=args.late_penalty, memory_mb=args.memory_mb, timeout=args.timeout,
-                          ray_address=args.ray, sandbox_mode=args.sandbox, extensions=extensions,
-                          only=tuple(args.only or ()))
+        request = Request.from_args(args)
+        extensions = request.extensions
         results = autograde(Path(args.submissions), Path(args.out), assignments, request,
                             log=lambda line: print(line, file=sys.stderr, flush=True))
     except (SubmissionLayoutError, SandboxError, ValueError) as error:
@@ -311,17 +308,6 @@ def cmd_collect(args) -> int:
     return 0
 
 
-def positive(text: str) -> int:
-    """argparse type: an integer of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
-    return value
-
-
 def cmd_references(args) -> int:
     from autograder.authoring.references import build
 
@@ -377,27 +363,7 @@ def _grading_commands(sub) -> None:
     p.add_argument("submissions")
     p.add_argument("--out", required=True)
     p.add_argument("--assignment", action="append", help="only this assignment (repeatable)")
-    p.add_argument("--workers", type=positive, default=1, help="submissions graded at once on this machine")
-    p.add_argument("--profile", default="full", choices=["auto", *PROFILES],
-                   help="profile the notebooks run in while grading (default: full, the real grading; GPU "
-                        "assignments then need a GPU. small: real SmolLM2 weights on a CPU. tiny: a dry run on "
-                        "CPU. auto: full with a GPU, else tiny)")
-    p.add_argument("--ray", metavar="ADDRESS", help="send submissions to this Ray cluster (`auto`, "
-                   "`ray://host:10001`, or `local` for a throwaway local instance)")
-    p.add_argument("--only", nargs="+", metavar="STUDENT", help="regrade these students only, in an OUT graded "
-                   "before: every other result and every written grade is kept; their feedback records the regrade")
-    p.add_argument("--extensions", metavar="FILE", help="CSV with the columns student,deadline: that student's own "
-                   "deadline (ISO 8601), or `waived` for no late penalty; shown on their feedback and in both CSVs")
-    p.add_argument("--deadline", help="ISO 8601 deadline (UTC unless an offset is given); later submissions "
-                   "(the LMS's time recorded by collect, else the notebook's mtime) are marked late; an LMS late "
-                   "flag (Canvas) counts without it")
-    p.add_argument("--late-penalty", type=float, default=0.0,
-                   help="fraction of the score deducted from late submissions (default 0: only marked)")
-    p.add_argument("--memory-mb", type=positive, help="kernel memory limit for every assignment (MiB)")
-    p.add_argument("--timeout", type=positive, help="per-cell timeout for every assignment (seconds)")
-    p.add_argument("--sandbox", choices=["auto", "required", "off"], default=None,
-                   help="kernel isolation: auto (isolate when the host can; default), required (stop when it "
-                        "cannot), off (no isolation: for trusted notebooks only)")
+    Request.add_arguments(p)  # each option's help is its field's in autograder/outcome.Request
     p.set_defaults(func=cmd_autograde)
 
 

@@ -1,11 +1,15 @@
-"""What grading produces: one :class:`Result` per submission, the batch-wide :class:`Settings`.
+"""What grading is asked and produces: the :class:`Request` (``autograde``'s options), the batch-wide
+:class:`Settings` it becomes, one :class:`Result` per submission.
 
 Plain dataclasses (picklable: they travel to and from Ray workers); no grading logic here.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from datetime import datetime
+from pathlib import Path
+
+from helpers import profiles
 
 
 class SubmissionLayoutError(ValueError):
@@ -107,3 +111,81 @@ class JobSummary:
     seconds: dict = field(default_factory=dict)
     error: str = ""
     """nbgrader's own error line when autograde failed."""
+
+
+def positive(text: str) -> int:
+    """argparse type: an integer of at least 1."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
+    return value
+
+
+def _option(default, flag: str | None, text: str, **argparse_kwargs):
+    """A :class:`Request` field; ``flag`` is its ``autograde`` option, whose ``--help`` is ``text``."""
+    kind = {"default_factory": default} if default in (dict, tuple) else {"default": default}
+    return field(**kind, metadata={"flag": flag, "help": text, "argparse": argparse_kwargs})
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the person grading asked for: the ``autograde`` command's options, whose help is each field's
+    (:meth:`add_arguments`); :func:`plan` turns it into the :class:`Settings` every submission is graded with."""
+
+    workers: int = _option(1, "--workers", "submissions graded at once on this machine", type=positive)
+    profile: str = _option("tiny", "--profile",
+                           "profile the notebooks run in while grading (default: full, the real grading; GPU "
+                           "assignments then need a GPU. small: real SmolLM2 weights on a CPU. tiny: a dry run on "
+                           "CPU. auto: full with a GPU, else tiny)", choices=["auto", *profiles.PROFILES],
+                           cli_default="full")
+    ray_address: str | None = _option(None, "--ray", "send submissions to this Ray cluster (`auto`, "
+                                      "`ray://host:10001`, or `local` for a throwaway local instance)",
+                                      metavar="ADDRESS")
+    only: tuple = _option(tuple, "--only", "regrade these students only, in an OUT graded before: every other "
+                          "result and every written grade is kept; their feedback records the regrade",
+                          nargs="+", metavar="STUDENT")
+    extensions: dict = _option(dict, "--extensions", "CSV with the columns student,deadline: that student's own "
+                               "deadline (ISO 8601), or `waived` for no late penalty; shown on their feedback and in "
+                               "both CSVs", metavar="FILE")
+    deadline: datetime | str | None = _option(None, "--deadline", "ISO 8601 deadline (UTC unless an offset is "
+                                              "given); later submissions (the LMS's time recorded by collect, else "
+                                              "the notebook's mtime) are marked late; an LMS late flag (Canvas) "
+                                              "counts without it")
+    late_penalty: float = _option(0.0, "--late-penalty", "fraction of the autograded points a late submission "
+                                  "loses, a flat fraction, not per day (default 0: only marked)", type=float)
+    memory_mb: int | None = _option(None, "--memory-mb", "kernel memory limit for every assignment (MiB; default: "
+                                    "each manifest's)", type=positive)
+    timeout: int | None = _option(None, "--timeout", "per-cell timeout for every assignment (seconds; default: "
+                                  "each manifest's)", type=positive)
+    sandbox_mode: str | None = _option(None, "--sandbox", "kernel isolation: auto (isolate when the host can; "
+                                       "default), required (stop when it cannot), off (no isolation: for trusted "
+                                       "notebooks only; default: AUTOGRADER_SANDBOX, else auto)",
+                                       choices=["auto", "required", "off"])
+    feedback_pages: bool = _option(True, None, "False: result files and the summary page only, without nbgrader's "
+                                   "page of the notebook (the mutation tests)")
+
+    @classmethod
+    def add_arguments(cls, parser) -> None:
+        """One option per field that has a flag, its help and choices taken from the field."""
+        for item in fields(cls):
+            flag = item.metadata.get("flag")
+            if flag is None:
+                continue
+            kwargs = dict(item.metadata["argparse"])
+            default = kwargs.pop("cli_default", None if item.default_factory is not MISSING else item.default)
+            parser.add_argument(flag, dest=item.name, default=default, help=item.metadata["help"], **kwargs)
+
+    @classmethod
+    def from_args(cls, args) -> Request:
+        """The request the parsed options make (``--extensions`` read from its file)."""
+        from autograder.grading.late import read_extensions
+
+        values = {item.name: getattr(args, item.name) for item in fields(cls) if item.metadata.get("flag")}
+        values["extensions"] = read_extensions(Path(values["extensions"])) if values["extensions"] else {}
+        values["only"] = tuple(values["only"] or ())
+        return cls(**values)

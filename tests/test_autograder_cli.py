@@ -178,3 +178,22 @@ def test_a_mistyped_id_count_or_empty_download_is_one_line_and_writes_nothing(tm
                           "--out", str(out)], capture_output=True, text=True)
     assert run.returncode == 1 and "no submission found" in run.stderr
     assert not out.exists()
+
+
+def test_autograde_options_are_the_requests_fields():
+    """Issue 43: `autograde`'s options, defaults and help come from outcome.Request (one home, as TRL's config)."""
+    import argparse
+    from dataclasses import fields
+
+    from autograder.outcome import Request
+
+    parser = argparse.ArgumentParser()
+    Request.add_arguments(parser)
+    actions = {a.dest: a for a in parser._actions if a.dest != "help"}
+    flagged = {f.name: f for f in fields(Request) if f.metadata.get("flag")}
+    assert set(actions) == set(flagged) and "feedback_pages" not in actions
+    for name, item in flagged.items():
+        assert actions[name].help == item.metadata["help"] and item.metadata["flag"] in actions[name].option_strings
+    args = parser.parse_args(["--workers", "3", "--only", "ann", "bo", "--late-penalty", "0.2"])
+    request = Request.from_args(args)
+    assert (request.workers, request.only, request.late_penalty, request.profile) == (3, ("ann", "bo"), 0.2, "full")

@@ -7,7 +7,7 @@
 * no function or method in ``autograder/`` or ``helpers/`` longer than 80 lines of its own (nested
   functions' lines count for the nested function, not for the one around it);
 * no function or method there with more than six parameters (``self``, ``cls`` and an autograd
-  Function's ``ctx`` not counted): more travel together as a typed value (``grading.batch.Request``,
+  Function's ``ctx`` not counted): more travel together as a typed value (``outcome.Request``,
   ``grpo.Decoding``, ``irl.Expert``), except the few in :data:`STUDENT_SIGNATURES`.
 """
 from __future__ import annotations

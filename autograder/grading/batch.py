@@ -14,13 +14,12 @@ import os
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from autograder.grading.record import Recorder
 from autograder.manifest import Assignment
-from autograder.outcome import Result, Settings
+from autograder.outcome import Request, Result, Settings
 from helpers import profiles
 
 
@@ -52,34 +51,6 @@ def check_models(assignments: list[Assignment], profile: str, log=None) -> None:
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if run.returncode != 0 and log:
         log(f"warning: the {profile} profile's model is not usable ({(run.stderr.strip().splitlines() or ['?'])[-1]})")
-
-
-@dataclass(frozen=True)
-class Request:
-    """What the person grading asked for (the command line's options); :func:`plan` turns it into
-    the :class:`Settings` every submission is graded with."""
-
-    workers: int = 1
-    """Submissions graded at once on this machine."""
-    profile: str = "tiny"
-    """``tiny``, ``small``, ``full`` or ``auto`` (``full`` where a GPU is found)."""
-    deadline: datetime | str | None = None
-    late_penalty: float = 0.0
-    """Fraction of the autograded points a late submission loses (a flat fraction, not per day)."""
-    memory_mb: int | None = None
-    """Memory limit of a kernel (default: each manifest's)."""
-    timeout: int | None = None
-    """Per-cell time limit (default: each manifest's)."""
-    ray_address: str | None = None
-    """A Ray cluster to grade on (``local`` starts one here); None: local workers."""
-    sandbox_mode: str | None = None
-    """``required``, ``auto`` or ``off`` (default: ``AUTOGRADER_SANDBOX``, else ``auto``)."""
-    feedback_pages: bool = True
-    """False: result files and the summary page only, without nbgrader's page of the notebook."""
-    extensions: dict = field(default_factory=dict)
-    """student folder -> their own ISO deadline or "waived" (``--extensions FILE``, ``late.read_extensions``)."""
-    only: tuple = ()
-    """Regrade these students only, in an OUT graded before (``--only``): everyone else's results are kept."""
 
 
 def plan(submissions: Path, out: Path, assignments: list[Assignment], request: Request,

@@ -141,15 +141,22 @@ class Report:
         if self.ok:
             verdict = "ready to submit" + (" (look at the warnings above first)" if self.render_problems else "")
         else:
-            reasons = [f"{len(todo)} answer(s) still to do"] if todo else []
-            reasons += [p.message.split(":")[0] for p in other]
-            if self.export_graded and not self.within_limit:
-                reasons.append("over the character limit")
-            if self.export_graded and not self.header_ok:
-                reasons.append("no quarto header")
-            verdict = "NOT ready to submit: " + "; ".join(dict.fromkeys(reasons))
+            verdict = "NOT ready to submit: " + "; ".join(self.reasons())
         lines.append(f"  => {verdict}")
         return "\n".join(lines)
+
+    def reasons(self) -> list[str]:
+        """Why it is not ready, a few words each ("not run", "2 answer(s) still to do"); empty when ready."""
+        todo = [p for p in self.blocking if "placeholder" in p.message]
+        other = sorted((p for p in self.blocking if p not in todo), key=lambda p: not p.message.startswith("not run"))
+        reasons = [p.message.split(":")[0] for p in other[:1] if p.message.startswith("not run")]  # the first to do
+        reasons += [f"{len(todo)} answer(s) still to do"] if todo else []
+        reasons += [p.message.split(":")[0] for p in other]
+        if self.export_graded and not self.within_limit:
+            reasons.append("over the character limit")
+        if self.export_graded and not self.header_ok:
+            reasons.append("no quarto header")
+        return list(dict.fromkeys(reasons))
 
     def summary(self) -> str:
         """The report in a line or two when nothing needs fixing (it lands in the export it measures)."""
@@ -704,7 +711,7 @@ def pack(assignment_id: str, notebook=None, artifacts: str | Path | None = None,
     if report.ok:
         print(f"{packed}; hand in this zip")
     else:
-        missing = report.format().splitlines()[-1].split("NOT ready to submit: ", 1)[-1]
+        missing = "; ".join(report.reasons())
         print(f"{packed}; NOT ready to hand in yet ({missing}): run submission.check() to see where, fix it, "
               "save, and pack again")
     return out

@@ -15,7 +15,7 @@ DEFAULTS = {
     "evaluator": None,
     "needs_real_weights": [],
     "ungraded_answers": {},
-    "demo": {"buggy_description": "", "buggy_patches": [], "expected": {"reference": 0, "blank": 0, "buggy": 0}},
+    "demo": {"buggy_description": "", "buggy_patches": [], "expected": {"blank": 0, "buggy": 0}},
     "robustness": None,
 }
 

@@ -31,6 +31,7 @@ HIDDEN = ("### BEGIN HIDDEN TESTS\nfrom autograder.kernel.probe import hidden_te
           "hidden_test('limits', '{test}')\n### END HIDDEN TESTS")
 TEST_FILE = '''"""f returns 1."""
 TODO = "f"
+POINTS = 1
 
 
 def probe(nb, observe):

@@ -229,6 +229,13 @@ def test_an_untouched_optional_extension_is_ready_to_submit_and_pack_says_what_i
     submission.pack("maxent_irl", notebook=half, artifacts=tmp_path / "none", out=tmp_path / "out.zip", download=False)
     printed = capsys.readouterr().out
     assert "NOT ready to hand in yet (1 answer(s) still to do)" in printed and "hand in this zip" not in printed
+    for cell in nb.cells:  # never run: pack says so in two words, the check's one line says what to do
+        if cell.cell_type == "code":
+            cell.execution_count, cell.outputs = None, []
+    nbformat.write(nb, half)
+    submission.pack("maxent_irl", notebook=half, artifacts=tmp_path / "none", out=tmp_path / "out.zip", download=False)
+    printed = capsys.readouterr().out
+    assert "NOT ready to hand in yet (not run; 1 answer(s) still to do)" in printed, printed
 
 
 def test_command_line_exit_codes(tmp_path):

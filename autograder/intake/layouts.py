@@ -7,9 +7,9 @@
   ``_late`` flag);
 - :class:`Plain`: a folder of ``<student>.ipynb`` files, or of ``<student>/`` folders holding a notebook.
 
-Each layout's ``folder`` and ``file`` take one entry (``shown``: its name in the download, before extraction
-made it portable) and return whether they attributed it; :data:`FOLDER_LAYOUTS` and :data:`FILE_LAYOUTS` give
-the order ``autograder.intake.lms`` asks them in.
+A layout's ``folder`` or ``file`` (it has those its LMS uses) takes one entry (``shown``: its name in the
+download, before extraction made it portable) and says whether it attributed it; :data:`FOLDER_LAYOUTS` and
+:data:`FILE_LAYOUTS` give the order ``autograder.intake.lms`` asks them in.
 """
 from __future__ import annotations
 
@@ -82,10 +82,6 @@ class Gradescope:
         collector.add(student, entry, ".")
         return True
 
-    @staticmethod
-    def file(collector, entry: Path, shown: str, download: Download) -> bool:
-        return False
-
 
 class Moodle:
     @staticmethod
@@ -112,10 +108,6 @@ class Moodle:
 
 
 class Canvas:
-    @staticmethod
-    def folder(collector, entry: Path, shown: str, download: Download) -> bool:
-        return False
-
     @staticmethod
     def file(collector, entry: Path, shown: str, download: Download) -> bool:
         m, who = CANVAS.match(entry.name), CANVAS.match(shown)

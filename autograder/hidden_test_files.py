@@ -51,6 +51,17 @@ class HiddenTest:
                     del sys.modules[name]
         return module
 
+    def constant(self, name: str):
+        """A literal the file assigns at its top level (``EVALUATE_WITH``, ``ARTIFACT``), read without importing
+        it (the grader's own process never imports a test's libraries); None when it assigns none."""
+        for node in ast.parse(self.path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
+                try:
+                    return ast.literal_eval(node.value)
+                except ValueError:
+                    return None
+        return None
+
     @cached_property
     def kernel_source(self) -> str:
         return kernel_source(self.path.read_text(encoding="utf-8"), self.path.parent)

@@ -70,8 +70,6 @@ class Grading:
     """The folder shared with the sandbox: the kernel's connection file and sockets."""
     late: dict = field(default_factory=dict)
     """nbgrader's settings for late work (``grading.late.nbgrader_settings``: the penalty plugin)."""
-    evaluation: dict | None = None
-    """How the executor starts a grader-side evaluator for a test that names one (``EVALUATE_WITH``)."""
 
 
 def grading_settings(grading: Grading) -> dict[str, object]:
@@ -84,7 +82,6 @@ def grading_settings(grading: Grading) -> dict[str, object]:
         "KernelManager.transport": "ipc",
         "ProbeExecute.tests_dir": str(grading.tests_dir),
         "ProbeExecute.partial_credit": list(grading.partial_credit),
-        "ProbeExecute.evaluation": dict(grading.evaluation or {}),
         "Autograde.autograde_preprocessors": list(AUTOGRADE_PREPROCESSORS),
     }
     if grading.channel is not None:  # the connection file and sockets live in the folder shared with the sandbox

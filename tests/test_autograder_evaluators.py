@@ -348,7 +348,7 @@ class _Counting:
     def __init__(self, runs: list):
         self.runs = runs
 
-    def measure(self, artifact: Path, rules, timeout: float) -> dict:
+    def measure(self, artifact: Path, rules, timeout: float, inputs: dict | None = None) -> dict:
         self.runs.append(artifact)
         return {"error": "slow"} if (artifact / "fail").exists() else {"rate": 0.5 + 0.1 * len(self.runs)}
 

@@ -7,7 +7,9 @@ worker and GPU, sandboxed like a kernel: no network, no view of other submission
 source). It loads the base model once, checks each adapter against the manifest's rules
 (``adapters``), measures it, and proves the base unchanged before the next one (``shared_base``).
 Evaluators in ``GROUP_SIZES`` also measure several adapters in one decode; a batch uses that
-before grading starts (``autograder.grading.measure_ahead``).
+before grading starts (``autograder.grading.measure_ahead``). A hidden test that needs the notebook's
+own inputs (``EVALUATE_WITH``: tiny_grpo measures the adapter on the student's prompts) asks the same
+pool while its job runs (``autograder.grading.measure_on_request``): the pool alone starts evaluators.
 The grader then sets each tier cell's score itself (:func:`apply_tiers`: full points when
 ``rate >= threshold``, else 0), whatever the kernel did in that cell, writes one feedback line
 with the measured rate, and puts the measurement into the tier cells' source just before they run

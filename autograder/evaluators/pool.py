@@ -204,18 +204,21 @@ class Pool:
         return (spec["name"], settings.profile, gpu is not None, json.dumps(spec, sort_keys=True, default=str),
                 artifact_digest(artifact))
 
-    def measure(self, spec: dict, submitted: Path, settings, gpu: str | None) -> dict:
+    def measure(self, spec: dict, submitted: Path, settings, gpu: str | None, inputs: dict | None = None) -> dict:
+        """``{evaluator name: answer}`` for the artifact of the submission in folder ``submitted``; ``inputs``:
+        what a test that names the evaluator asked it to measure on (``grading.measure_on_request``)."""
         started = time.perf_counter()
         artifact = submitted / spec["artifact"]
         if not artifact.is_dir():
             return {spec["name"]: {"error": f"no {spec['artifact']} folder in the submission", "rate": None}}
-        same = self._key(spec, artifact, settings, gpu)
+        # measured ahead (no inputs) under the same key as here
+        same = self._key(spec if inputs is None else {**spec, "inputs": inputs}, artifact, settings, gpu)
         with self.lock:
             known = self.answers.get(same)
         if known is not None:
             return {spec["name"]: {**known, "seconds": round(time.perf_counter() - started, 2)}}
         answer = self._run(spec, settings, gpu, lambda process: process.measure(artifact, spec.get("adapters"),
-                                                                                spec["timeout"]))
+                                                                                spec["timeout"], inputs))
         if not answer.get("error"):
             with self.lock:
                 self.answers[same] = dict(answer)

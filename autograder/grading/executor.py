@@ -19,6 +19,10 @@
   ``progress.jsonl`` there as soon as it is known, so a job killed at the hard time limit keeps
   its earned points.
 
+  A test that names an evaluator (``EVALUATE_WITH``) gets its measurement from the grader's evaluator
+  pool, asked through ``grading.measure_on_request`` with the inputs its probe reported; the executor
+  starts no evaluator itself.
+
   With ``record=True`` (``autograder.authoring.expected``) it runs the solution notebook and keeps
   each probe's observations as the expected values instead of judging.
 - :class:`CapOutput` bounds every output (characters and lines), so a cell printing megabytes
@@ -30,13 +34,12 @@ import json
 import os
 import secrets
 import time
-from pathlib import Path
 
 from nbclient.exceptions import DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
-from traitlets import Bool, Dict, Integer, List, Unicode
+from traitlets import Bool, Integer, List, Unicode
 
 from autograder.grading import hidden_tests
 from autograder.grading.job_settings import JobSettings
@@ -125,8 +128,6 @@ class ProbeExecute(Execute):
     tests_dir = Unicode("", help="the assignment's hidden tests (solutions/<id>/tests)").tag(config=True)
     partial_credit = List(Unicode(), help="test cells scored by the share of their checks that pass").tag(config=True)
     record = Bool(False, help="keep each probe's observations (the reference's expected values)").tag(config=True)
-    evaluation = Dict(help="how to start a grader-side evaluator for tests that name one (EVALUATE_WITH): "
-                           "profile, gpu, mode, uid, memory_mb, timeout, rules, scratch").tag(config=True)
 
     def preprocess(self, nb, resources=None, km=None):
         self._stopped = None
@@ -202,7 +203,7 @@ class ProbeExecute(Execute):
             hidden_tests.observe_task(test, report, self._task_runner(test))
         measurement = self._measurement
         if test.evaluated_with is not None and not self.record and why is None:
-            measurement = self._evaluate(test, report)
+            measurement = self._evaluate(name, test, report)
         return hidden_tests.judge(test, report if why is None else why, expected, grade_id,
                                   partial=grade_id in self.partial_credit, measurement=measurement), rest
 
@@ -212,40 +213,29 @@ class ProbeExecute(Execute):
 
         cells = [cell.source for cell in self.nb.cells
                  if cell.metadata.get("nbgrader", {}).get("grade_id") in getattr(test.module, "TASK_CELLS", ())]
-        settings = {} if self.record else dict(self.evaluation or {})
         try:
             source = task_source(cells, test.task_functions)
         except SyntaxError as error:
             source = f"raise SyntaxError({f'your task cells are not valid Python (line {error.lineno})'!r})\n"
-        return TaskRunner(source, settings.get("mode", "none"), settings.get("uid"))
+        if self._job is None or self.record:
+            return TaskRunner(source, "none", None)
+        return TaskRunner(source, self._job.task_sandbox, self._job.task_uid)
 
-    def _evaluate(self, test: hidden_tests.HiddenTest, report: dict) -> dict:
+    def _evaluate(self, name: str, test: hidden_tests.HiddenTest, report: dict) -> dict:
         """A measurement the grader makes outside the kernel, from what the probe reported (a task the
-        student designed) and the submitted artifact: the kernel never reports the measured values."""
-        from autograder.evaluators.pool import EvaluatorProcess, Sandbox
-        from autograder.manifest import AdapterRules
+        student designed) and the submitted artifact: the executor asks the grader's evaluator pool
+        (``grading.measure_on_request``); the kernel never reports the measured values."""
+        from autograder.grading import measure_on_request
 
-        settings = dict(self.evaluation or {})
-        folder = Path(self.resources.get("metadata", {}).get("path") or ".") / test.module.ARTIFACT
-        if not settings:
+        if self._job is None:
             return {"error": "no grader-side evaluator is set up for this check (plain nbgrader?)"}
-        if not folder.is_dir():
-            return {"error": f"no {test.module.ARTIFACT} folder in the submission"}
         try:
             inputs = test.module.evaluation_inputs(hidden_tests.decoded(report))
         except Exception as error:  # noqa: BLE001 - the probe's report could not give the inputs
             why = str(error)[:200] if isinstance(error, ValueError) else type(error).__name__
             return {"error": f"the notebook's task could not be read ({why})"}
-        process = EvaluatorProcess(test.evaluated_with, settings["profile"], settings.get("gpu"), settings["memory_mb"],
-                                   Sandbox(settings["mode"], Path(settings["scratch"]), settings.get("uid")))
-        try:
-            if not process.alive:
-                return {"error": f"the evaluator could not start: {process.ready.get('error')}"}
-            rules = settings.get("rules")
-            rules = AdapterRules(**{**rules, "target_modules": tuple(rules["target_modules"])}) if rules else None
-            return process.measure(folder, rules, settings["timeout"], inputs)
-        finally:
-            process.close()
+        until = self._deadline if self._deadline is not None else time.time() + 1800
+        return measure_on_request.ask(self._job.state, name, inputs, until)
 
     def _keep(self, name: str, report: dict | None, why: str | None) -> None:
         if report is None or report.get("error"):

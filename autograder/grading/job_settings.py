@@ -30,6 +30,10 @@ class JobSettings:
     """The evaluator's measurement, handed to the tier cells' judge (``check.measurement``); never to the kernel."""
     feedback_pages: bool = True
     """Whether the job also generates the feedback page."""
+    task_sandbox: str = "none"
+    """The isolation mode the student's task functions run apart in (``grading.task_process``)."""
+    task_uid: int | None = None
+    """Their own uid in root mode (the grader's counter gives it: a job's own would repeat the kernel's)."""
 
     def write(self, folder: str | Path) -> Path:
         path = Path(folder) / "job-settings.json"

@@ -5,7 +5,8 @@
 1. **intake**: copy the upload into the private course copy (``intake.placement``: safe copy,
    archives, relocations), rebuild the notebook on the release's skeleton (``intake.repair``),
    check the declared artifacts (``intake.artifacts``: refused adapters are removed);
-2. **measure**: run the assignment's grader-side evaluator on the artifact (``evaluators``);
+2. **measure**: run the assignment's grader-side evaluator on the artifact (``evaluators``); a test
+   that names one with inputs from the notebook asks while the job runs (``measure_on_request``);
 3. **run**: ``autograder.grading.job`` (nbgrader autograde + feedback) as the grader; its kernel
    starts through ``autograder.isolation.launcher`` (bubblewrap) and ``autograder.kernel``
    (limits), executed by ``grading.executor.ProbeExecute`` (hidden tests probed there, judged here);
@@ -127,7 +128,7 @@ def grade_one(template: Path, workdir: Path, job: tuple[str, Assignment, Path], 
     workspace = Workspace.create(template, workdir, student, assignment.id, isolation)
     workspace.paths[str(sub.folder)] = "<submission>"
     try:
-        return _grade_in(sub, workspace, result, lent.evaluators, lent.jobs)
+        return _grade_in(sub, workspace, result, lent)
     finally:
         workspace.cleanup()
 
@@ -150,12 +151,12 @@ class Stopwatch:
         self.mark = now
 
 
-def _grade_in(sub: Submission, ws: Workspace, result: Result, evaluators, jobs) -> Outcome:
+def _grade_in(sub: Submission, ws: Workspace, result: Result, lent: Lent) -> Outcome:
     watch = Stopwatch(result)
     result.timings["workspace"] = round(watch.mark - sub.started, 3)
     write_course_config(ws.course, sub.cell_timeout, Grading(
         tests_dir=ws.course / HIDDEN_TESTS / sub.assignment.id, partial_credit=sub.assignment.partial_credit,
-        channel=ws.channel, late=nbgrader_settings(sub.settings.late_penalty), evaluation=_evaluation(sub, ws)))
+        channel=ws.channel, late=nbgrader_settings(sub.settings.late_penalty)))
     scrub = _scrubber(sub, ws)
     notebook, mismatch = _intake(sub, ws, result)
     watch.lap("intake")
@@ -165,11 +166,11 @@ def _grade_in(sub: Submission, ws: Workspace, result: Result, evaluators, jobs) 
 
     declared = evaluator_module.declared(sub.assignment, sub.settings.profile)
     if declared and not mismatch:
-        pool = evaluators or default_pool()
+        pool = lent.evaluators or default_pool()
         result.measurements = pool.measure(declared, notebook.parent, sub.settings, sub.gpu)
         result.measurements[declared["name"]]["thresholds"] = dict(declared["tiers"])
         watch.lap("measure")
-    summary, killed = _run_job(sub, ws, notebook, result.measurements.get(declared["name"]) if declared else None, jobs)
+    summary, killed = _run_job(sub, ws, notebook, result.measurements.get(declared["name"]) if declared else None, lent)
     watch.lap("job")
     if summary:
         result.timings.update({f"job.{k}": v for k, v in summary.seconds.items()})
@@ -205,17 +206,25 @@ def _grade_in(sub: Submission, ws: Workspace, result: Result, evaluators, jobs) 
     return outcome
 
 
-def _evaluation(sub: Submission, ws: Workspace) -> dict:
-    """What the executor needs to start a grader-side evaluator itself (a test that names one)."""
-    from dataclasses import asdict
+def _measure_on_request(sub: Submission, ws: Workspace, notebook: Path, lent: Lent):
+    """How the grader answers a test that asks for a measurement while the job runs
+    (``grading.measure_on_request``): the test's own evaluator (``EVALUATE_WITH``), from the same pool."""
+    from autograder import hidden_test_files
 
-    from autograder.isolation.host_isolation import next_uid
+    tests = hidden_test_files.load(ws.course / HIDDEN_TESTS / sub.assignment.id)
 
-    adapters = sub.assignment.adapters
-    return {"profile": sub.settings.profile, "gpu": sub.gpu, "mode": ws.isolation.mode,
-            "uid": next_uid() if ws.isolation.mode == "root" else None,
-            "memory_mb": max(2048, sub.memory_mb // 2), "timeout": min(600, sub.cell_timeout),
-            "rules": asdict(adapters) if adapters else None, "scratch": str(ws.course.parent / ".caches")}
+    def measure(name: str, inputs: dict) -> dict:
+        test = tests.get(name)
+        evaluator = test.constant("EVALUATE_WITH") if test else None
+        if evaluator is None:
+            return {"error": f"{name} names no evaluator"}
+        spec = {"name": evaluator, "artifact": test.constant("ARTIFACT"), "profile": sub.settings.profile,
+                "timeout": min(600, sub.cell_timeout), "memory_mb": max(2048, sub.memory_mb // 2),
+                "adapters": sub.assignment.adapters}
+        pool = lent.evaluators or default_pool()
+        return pool.measure(spec, notebook.parent, sub.settings, sub.gpu, inputs)[spec["name"]]
+
+    return measure
 
 
 _pool: list = []
@@ -266,9 +275,13 @@ def _intake(sub: Submission, ws: Workspace, result: Result) -> tuple[Path | None
 
 
 def _run_job(sub: Submission, ws: Workspace, notebook: Path, measurement: dict | None,
-             jobs) -> tuple[JobSummary | None, str]:
+             lent: Lent) -> tuple[JobSummary | None, str]:
     """nbgrader autograde + feedback in the workspace: (its summary or None, "" or why the grader killed it:
-    "timeout" at the hard limit, "memory" past the job's own memory budget)."""
+    "timeout" at the hard limit, "memory" past the job's own memory budget). Measurements a test asks for
+    meanwhile are made here, in the grader's process (``grading.measure_on_request``)."""
+    from autograder.grading.measure_on_request import Desk
+    from autograder.isolation.host_isolation import next_uid
+
     mounts, cache_env = filesystem.stage_caches(ws.course.parent / ".caches", other_uid=ws.isolation.mode == "root")
     if not ws.isolation.isolated:
         mounts, cache_env = [], {k: v for k, v in _host_cache_env().items()}
@@ -277,11 +290,15 @@ def _run_job(sub: Submission, ws: Workspace, notebook: Path, measurement: dict |
     spec = sandbox_spec(sub, ws, notebook, env, mounts)
     limit = sub.assignment.limits.notebook_timeout_s
     summary_file = ws.state / "job.json"
+    mode = ws.isolation.mode
     settings = JobSettings(state=str(ws.state), summary=str(summary_file), deadline=time.time() + limit,
-                           measurement=measurement, feedback_pages=sub.settings.feedback_pages)
+                           measurement=measurement, feedback_pages=sub.settings.feedback_pages,
+                           task_sandbox=mode, task_uid=next_uid() if mode == "root" else None)
     job_env = {"JUPYTER_PATH": str(ws.course / "jupyter"), "JUPYTER_RUNTIME_DIR": str(ws.channel),
                SPEC_VARIABLE: str(spec.write(ws.state)), JOB_VARIABLE: str(settings.write(ws.state))}
-    code, log, over = run_job_process(ws.course, sub.assignment.id, sub.student, job_env, hard_limit(limit), jobs)
+    with Desk(ws.state, _measure_on_request(sub, ws, notebook, lent)):
+        code, log, over = run_job_process(ws.course, sub.assignment.id, sub.student, job_env, hard_limit(limit),
+                                          lent.jobs)
     logs = sub.out / "logs" / sub.student  # for the instructor, never shown to the student
     logs.mkdir(parents=True, exist_ok=True)
     (logs / f"{sub.assignment.id}.log").write_text(log[-200_000:])

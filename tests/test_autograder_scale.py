@@ -254,3 +254,32 @@ def test_recorder_reads_earlier_results_once_per_batch(tmp_path, monkeypatch):
         assert rows["earlier_a"] == rows["earlier_b"] == "1" and student in rows, rows
     assert rows == {"earlier_a": "1", "earlier_b": "1", "regraded": "2", "new_1": "2", "new_2": "0"}
     assert len(reads) == 1, reads
+
+
+def test_each_feedback_file_is_written_once_per_submission(tmp_path, monkeypatch):
+    """The grading worker keeps nbgrader's page as a body; the Recorder writes the page (summary on the
+    body), result.json and results.json once each when the result comes back."""
+    import time
+    from collections import Counter
+
+    from autograder.grading import record as record_module
+    from autograder.outcome import Outcome, Result, Settings
+    from autograder.reports import feedback
+
+    out, template = tmp_path / "out", tmp_path / "template"
+    out.mkdir()
+    template.mkdir()
+    nbgrader_page = tmp_path / "nbgrader.html"
+    nbgrader_page.write_text("<html><body><p>your cells</p></body></html>")
+    writes = Counter()
+    real = Path.write_text
+    monkeypatch.setattr(Path, "write_text", lambda self, *a, **k: writes.update([self.name]) or real(self, *a, **k))
+    result = Result(student="ann", assignment="toy_add", score=2.0, max_score=2.0, feedback=["all good"])
+    recorder = record_module.Recorder(out, template, Settings())
+    recorder(Outcome(feedback.finish(result, out, time.perf_counter(), nbgrader_page)))
+    assert writes["toy_add.html"] == 2 and writes["result.json"] == writes["results.json"] == 1, writes  # body, page
+    page = (out / "feedback" / "ann" / "toy_add" / "toy_add.html").read_text()
+    assert page.index("autograder-summary") < page.index("your cells") and "all good" in page
+    again = Result(student="ann", assignment="toy_add", score=0.0, max_score=2.0, status="invalid")
+    recorder(Outcome(feedback.finish(again, out, time.perf_counter(), None)))  # regraded: no notebook this time
+    assert "your cells" not in (out / "feedback" / "ann" / "toy_add" / "toy_add.html").read_text()

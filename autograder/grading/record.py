@@ -1,6 +1,7 @@
 """The one place a batch reports. Each graded submission, in the order results come back: the merge
 into ``OUT/gradebook.db`` (with the late penalty nbgrader deducted; ``grading.late`` has every rule of
-it), the result's written-answer scores and penalty read back from it, the feedback summary, and
+it), the result's written-answer scores and penalty read back from it, its feedback page (the summary on
+the body the grading worker kept) and result files, each written once here, and
 ``OUT/grades.csv`` rewritten so a killed batch keeps every row finished so far. At the end,
 ``OUT/lms_grades.csv`` once (:meth:`Recorder.finish`).
 """
@@ -15,9 +16,9 @@ from autograder.reports import gradebook, grades
 from autograder.reports.feedback import (
     load_results,
     merge_results,
-    rewrite_page_summary,
     write_grades,
     write_lms_grades,
+    write_page,
     write_result_files,
 )
 
@@ -50,8 +51,8 @@ class Recorder:
         except Exception as error:  # noqa: BLE001 - the gradebook is a convenience; grades.csv is the record
             result.feedback.append(f"(grader) gradebook not updated: {type(error).__name__}: {error}"[:300])
         grades.attach_manual(self.out, [result])
-        write_result_files(result, self.out)
-        rewrite_page_summary(result, self.out)
+        write_result_files(result, self.out)  # the only writes of this result's files and page
+        write_page(result, self.out)
         with self.lock:  # a killed batch keeps every row finished so far
             self.progress[(result.student, result.assignment)] = result
             write_grades(merge_results(self.earlier, list(self.progress.values())), self.out / "grades.csv")

@@ -95,25 +95,31 @@ def write_result_files(result: Result, out: Path) -> None:
     (target / "results.json").write_text(json.dumps(gradescope_json(result), indent=2))
 
 
-def write_page(result: Result, out: Path, html_file: Path | None, scrub: Scrubber | None = None) -> None:
-    """The student's page: our summary on top of nbgrader's feedback (scrubbed), or alone."""
+def keep_body(result: Result, out: Path, html_file: Path | None, scrub: Scrubber | None = None) -> None:
+    """Keep nbgrader's page for ``result``, scrubbed, as the body :func:`write_page` renders (none: the page
+    will be the summary alone, and a body kept from an earlier grading of it is removed)."""
+    body = _body_path(out, result)
+    if html_file is None or not Path(html_file).exists():
+        body.unlink(missing_ok=True)
+        return
+    cleaned = Path(html_file).read_text(errors="replace")
+    body.parent.mkdir(parents=True, exist_ok=True)
+    body.write_text(scrub(cleaned) if scrub else cleaned)
+
+
+def write_page(result: Result, out: Path) -> None:
+    """The student's page: our summary on top of the kept body (nbgrader's feedback, scrubbed), or alone."""
     page = feedback_dir(out, result) / f"{result.assignment}.html"
     page.parent.mkdir(parents=True, exist_ok=True)
-    cleaned = None
-    if html_file is not None and Path(html_file).exists():
-        cleaned = Path(html_file).read_text(errors="replace")
-        if scrub:
-            cleaned = scrub(cleaned)
+    body = _body_path(out, result)
+    if body.exists():
+        cleaned = body.read_text(errors="replace")
         summary = summary_html(result)
         text = cleaned.replace("<body>", "<body>" + summary, 1) if "<body>" in cleaned else summary + cleaned
         text = _one_total(text, result)
     else:  # still give the student a page that says what happened
         text = f"<html><body>{summary_html(result)}</body></html>"
     page.write_text(with_mathml(text))
-    body = _body_path(out, result)
-    if cleaned is not None and Path(html_file) != body:
-        body.parent.mkdir(parents=True, exist_ok=True)
-        body.write_text(cleaned)
 
 
 NBGRADER_SCORE = re.compile(r"\(Score: [0-9.]+ / [0-9.]+\)")
@@ -145,17 +151,12 @@ def _body_path(out: Path, result: Result) -> Path:
 
 
 def finish(result: Result, out: Path, started: float, html_file: Path | None, scrub: Scrubber | None = None) -> Result:
+    """The grading worker's last step: time taken, every line scrubbed, nbgrader's page kept as a body.
+    The batch's ``Recorder`` writes the page and the result files, once, when the result comes back."""
     result.seconds = round(time.perf_counter() - started, 1)
     scrub_result(result, scrub)
-    write_page(result, out, html_file, scrub)
-    write_result_files(result, out)
+    keep_body(result, out, html_file, scrub)
     return result
-
-
-def rewrite_page_summary(result: Result, out: Path) -> None:
-    """Re-render the summary on an existing page (late penalty, manual grades) from the kept body."""
-    body = _body_path(out, result)
-    write_page(result, out, body if body.exists() else None)
 
 
 def load_results(out: Path) -> list[Result]:

@@ -39,8 +39,8 @@ from autograder.manifest import HIDDEN_TESTS
 from autograder.nbconfig import db_url, write_out_config
 from autograder.outcome import Result
 from autograder.reports.feedback import (
+    keep_body,
     load_results,
-    rewrite_page_summary,
     total,
     write_grades,
     write_lms_grades,
@@ -279,9 +279,8 @@ def regenerate(out: Path, log=_stderr) -> Regenerated:
                 scrub = scrubbers.setdefault(result.assignment, Scrubber.from_notebooks(
                     out / "source" / result.assignment / f"{result.assignment}.ipynb",
                     out / "release" / result.assignment / f"{result.assignment}.ipynb"))
-                write_page(result, out, page, scrub)
-            else:  # no notebook: the summary alone says what happened
-                rewrite_page_summary(result, out)
+                keep_body(result, out, page, scrub)
+            write_page(result, out)  # no notebook: the summary alone says what happened
             write_result_files(result, out)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

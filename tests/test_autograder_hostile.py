@@ -525,3 +525,31 @@ def test_no_grader_secret_or_host_path_reaches_a_student(hostile):
         assert host not in printed, host  # the kernel's environment names none of the grader's folders
     assert oct(os.stat(hf_home / "token").st_mode & 0o777) == "0o600"
     assert oct(os.stat(hf_home).st_mode & 0o777) == "0o700"
+
+
+def test_a_written_answers_markup_never_runs_on_its_feedback_page(hostile):
+    """h_written_markup: TeX that would carry javascript: into MathML, raw script, an onerror image and a
+    javascript: link: the page keeps none of them live, and its formulas are MathML."""
+    from html.parser import HTMLParser
+
+    live = []
+
+    class Live(HTMLParser):
+        script = False
+
+        def handle_starttag(self, tag, attrs):
+            self.script = tag == "script"
+            for name, value in attrs:
+                value = value or ""
+                if (name.startswith("on") and "PWNED" in value) or \
+                        (name in ("href", "src", "xlink:href", "style") and "javascript:" in value.lower()):
+                    live.append((tag, name, value))
+
+        def handle_data(self, data):
+            if self.script and "PWNED" in data:
+                live.append(("script", "", data))
+
+    page = (hostile["out"] / "feedback" / "h_written_markup" / "toy_add" / "toy_add.html").read_text()
+    Live().feed(page)
+    assert not live, live
+    assert page.count("<math") >= 1 and "Because addition is" in page

@@ -153,6 +153,14 @@ def _set_generator_state(rng, kind: str, value) -> None:
 # --------------------------------------------------------------------------------------
 
 
+def _known_keywords(given: dict, method: str, known: tuple[str, ...]) -> None:
+    """One line naming a keyword ``method`` does not take, and the ones it does."""
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        raise CheckpointError(f"{method}() takes no {unknown[0]}=; beyond step, model, optimizer, scheduler and "
+                              f"history it takes {', '.join(k + '=' for k in known)}")
+
+
 class Checkpointer:
     """Checkpoints of one training run in ``folder``.
 
@@ -279,17 +287,23 @@ class Checkpointer:
     # ------------------------------------------------------------------ writing
 
     def maybe_save(self, step: int, model, optimizer=None, scheduler=None, history: list | None = None,
-                   rngs: dict | None = None, extra: dict | None = None, final: bool = False) -> Path | None:
-        """:meth:`save` when ``step`` is a multiple of ``every`` (or ``final``); else None."""
+                   **kept) -> Path | None:
+        """:meth:`save` when ``step`` is a multiple of ``every`` (or ``final=True``); else None. ``kept``: what
+        :meth:`save` takes by keyword (``rngs=``, ``extra=``), and ``final=``."""
+        final = bool(kept.pop("final", False))
+        _known_keywords(kept, "maybe_save", ("rngs", "extra", "final"))
         if final or step % self.every == 0:
-            return self.save(step, model, optimizer, scheduler, history, rngs, extra)
+            return self.save(step, model, optimizer, scheduler, history, **kept)
         return None
 
-    def save(self, step: int, model, optimizer=None, scheduler=None, history: list | None = None,
-             rngs: dict | None = None, extra: dict | None = None) -> Path:
-        """Write checkpoint ``step-NNNNNN`` (``step`` = steps done so far) atomically; prune old ones."""
+    def save(self, step: int, model, optimizer=None, scheduler=None, history: list | None = None, **kept) -> Path:
+        """Write checkpoint ``step-NNNNNN`` (``step`` = steps done so far) atomically; prune old ones.
+        ``kept``, by keyword: ``rngs={"name": generator}`` (their states come back with :meth:`resume`) and
+        ``extra={...}`` (numbers, strings, lists and dicts)."""
         import torch
 
+        _known_keywords(kept, "save", ("rngs", "extra"))
+        rngs, extra = kept.get("rngs"), kept.get("extra")
         if not isinstance(step, int) or isinstance(step, bool) or step < 0:
             raise CheckpointError(f"step must be the number of steps done (an int >= 0), got {step!r}")
         try:

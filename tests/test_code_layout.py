@@ -18,13 +18,20 @@ def test_no_function_is_longer_than_the_limit(package):
 
 @pytest.mark.parametrize("package", code_layout.PACKAGES)
 def test_no_function_takes_more_than_six_parameters(package):
-    assert code_layout.over_the_parameter_limit(package) == []
+    assert code_layout.many_parameters(package) == []
     assert code_layout.many_parameters(package, limit=5)  # the checker does count
 
 
-def test_the_student_signatures_are_the_only_exceptions_and_still_exist():
-    found = {line.rsplit(" (", 1)[0] for line in code_layout.many_parameters("helpers")}
-    assert found == set(code_layout.STUDENT_SIGNATURES)  # a signature that shrank leaves the list
+def test_student_facing_keywords_name_what_they_take():
+    """The three signatures students call take their options by keyword; a wrong one is one line naming the right."""
+    from helpers import checkpoint, grpo
+
+    with pytest.raises(TypeError, match="takes no temp=; after max_new_tokens it takes temperature="):
+        grpo.sample_completions(object(), None, ["p"], 1, 4, temp=0.5)
+    with pytest.raises(checkpoint.CheckpointError, match="takes no rng=; .* rngs=, extra="):
+        checkpoint.Checkpointer.save(None, 1, None, rng={})
+    with pytest.raises(checkpoint.CheckpointError, match="maybe_save\\(\\) takes no last="):
+        checkpoint.Checkpointer.maybe_save(None, 1, None, last=True)
 
 
 def test_the_checker_finds_a_circle_it_is_shown():

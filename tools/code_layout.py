@@ -8,7 +8,8 @@
   functions' lines count for the nested function, not for the one around it);
 * no function or method there with more than six parameters (``self``, ``cls`` and an autograd
   Function's ``ctx`` not counted): more travel together as a typed value (``outcome.Request``,
-  ``grpo.Decoding``, ``irl.Expert``), except the few in :data:`STUDENT_SIGNATURES`.
+  ``grpo.Decoding``, ``irl.Expert``), or by keyword into one (``grpo.sample_completions(...,
+  **sampling)`` fills a ``Decoding``).
 """
 from __future__ import annotations
 
@@ -21,15 +22,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("autograder", "helpers")
 MAX_FUNCTION_LINES = 80
 MAX_PARAMETERS = 6
-STUDENT_SIGNATURES = {
-    "helpers/grpo.py:sample_completions": 8,
-    "helpers/checkpoint.py:save": 7,
-    "helpers/checkpoint.py:maybe_save": 8,
-}
-"""Functions the released notebooks call with positional arguments, in cells students have copied and
-run: a new signature would break those copies in the middle of a term. Each is held to its count."""
-
-
 def module_name(path: Path) -> str:
     parts = path.relative_to(ROOT).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -141,22 +133,12 @@ def many_parameters(package: str = "autograder", limit: int = MAX_PARAMETERS) ->
     return found
 
 
-def over_the_parameter_limit(package: str) -> list[str]:
-    """:func:`many_parameters` less the student-facing signatures that keep their count."""
-    found = []
-    for line in many_parameters(package):
-        name, count = line.rsplit(" (", 1)
-        if int(count.rstrip(")")) > STUDENT_SIGNATURES.get(name, MAX_PARAMETERS):
-            found.append(line)
-    return found
-
-
 def main() -> int:
     problems = [f"import circle in {pkg}: {' <-> '.join(c)}" for pkg in PACKAGES for c in cycles(import_graph(pkg))]
     problems += [f"function over {MAX_FUNCTION_LINES} lines: {line}" for pkg in PACKAGES
                  for line in long_functions(pkg)]
     problems += [f"function with over {MAX_PARAMETERS} parameters: {line}" for pkg in PACKAGES
-                 for line in over_the_parameter_limit(pkg)]
+                 for line in many_parameters(pkg)]
     for line in problems:
         print(line)
     return 1 if problems else 0

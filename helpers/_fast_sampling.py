@@ -1,8 +1,9 @@
 """What makes ``grpo.sample_completions`` fast; a student never needs to read it.
 
-* On a CPU, prompts that share a long prefix (the r1_zero and chat-template instructions) are
-  laid out as ``[prefix | pad | own tokens]`` and the prefix is prefilled once for every row;
-  the rollout is rearranged to plain left padding before anyone sees it.
+* On a CPU, the eager :class:`Sampler` lays prompts that share a long prefix (the r1_zero and
+  chat-template instructions) out as ``[prefix | pad | own tokens]`` and prefills the prefix once
+  for every row; the rollout is rearranged to plain left padding before anyone sees it. Without a
+  sampler ``grpo`` samples the plain way (left padding, one ``generate``).
 * On a GPU, :class:`Sampler` draws from an inference copy of the policy with its LoRA adapter
   merged in (optionally compiled with a static KV cache). The policy's own weights are never
   touched, so the loss and the frozen reference see exactly what they would without it.
@@ -106,23 +107,24 @@ PAD_TO = "pad_to_multiple_of"
 cache is compiled once for prompts padded to a multiple of it."""
 
 
-def encode_prompts(model, tokenizer, prompts, copies: int, extra: dict | None):
-    """``(encoded prompts, extra generate kwargs, layout)``: ``layout`` is ``(shared, pads)`` when the
-    prompts were laid out around a shared prefix (on a CPU, when it pays), else ``None`` (left-padded)."""
-    extra = dict(extra or {})
-    pad_to_multiple_of = extra.pop(PAD_TO, None)
+SHARED_PREFIX = "course_kit_shared_prefix"
+"""Key of ``extra`` with which the eager :class:`Sampler` asks ``grpo``'s rollout for the shared-prefix
+layout (:func:`encode_shared_prefix`); without it the rollout left-pads, the plain way."""
+
+
+def encode_shared_prefix(model, tokenizer, prompts, copies: int, extra: dict):
+    """``(encoded prompts, extra generate kwargs with the prefix's cache, (shared, pads))`` when the prompts
+    can be laid out around a shared prefix (on a CPU, when it pays), else None: the plain path then left-pads."""
     device = next(model.parameters()).device
     # A GPU prefills fast, and its compiled path pads prompts for a static cache: share prefixes on a CPU only;
     # never across rows of different adapters (peft's adapter_names), whose prefixes differ.
-    if (device.type == "cpu" and pad_to_multiple_of is None
-            and not {"cache_implementation", "adapter_names"} & set(extra)):
-        found = _shared_prefix_inputs(model, tokenizer, prompts, copies, device)
-        if found is not None:
-            encoded, extra["past_key_values"], shared, pads = found
-            return encoded, extra, (shared, pads)
-    encoded = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False,
-                        pad_to_multiple_of=pad_to_multiple_of).to(device)
-    return encoded, extra, None
+    if device.type != "cpu" or {PAD_TO, "cache_implementation", "adapter_names"} & set(extra):
+        return None
+    found = _shared_prefix_inputs(model, tokenizer, prompts, copies, device)
+    if found is None:
+        return None
+    encoded, cache, shared, pads = found
+    return encoded, {**extra, "past_key_values": cache}, (shared, pads)
 
 
 
@@ -241,8 +243,8 @@ class Sampler:
     def sample(self, prompts, decoding: Decoding):
         """A :class:`helpers.grpo.Rollout`, drawn from the engine (or the policy in eager mode)."""
         draw = self._draw
-        if self.engine is None:
-            return draw(self.policy, self.tokenizer, prompts, decoding, self.eos_ids)
+        if self.engine is None:  # eager: the policy itself, its prompts' shared prefix prefilled once
+            return draw(self.policy, self.tokenizer, prompts, decoding, self.eos_ids, extra={SHARED_PREFIX: True})
         self.sync()
         if self.mode == "compiled":
             try:

@@ -4,7 +4,8 @@ Only the plumbing lives here: drawing G completions per prompt, building the com
 reading per-token log-probabilities of the sampled tokens, cutting a step's rollout into
 micro-batches. Rewards, advantages and losses are the students' to write. What makes sampling
 fast (a shared prompt prefix prefilled once on a CPU, a merged inference copy on a GPU) lives in
-``helpers._fast_sampling``; nothing there changes which tokens a rollout holds or how they are scored.
+``helpers._fast_sampling``, behind one switch, :func:`enable_fast_sampling`; without it every rollout
+is drawn the plain way. Nothing there changes which tokens a rollout holds or how they are scored.
 
 Shapes: B prompts, G completions each, N = B*G rows, P the padded prompt width, T the number
 of generated positions (the longest completion in the batch).
@@ -141,8 +142,22 @@ def completion_mask_from_eos(completion_ids: torch.Tensor, eos_ids: list[int]) -
     return (positions <= first_eos.unsqueeze(1)).long()  # [N, T]
 
 
+def _encode(model, tokenizer, prompts, copies: int, extra: dict):
+    """``(encoded prompts, generate kwargs, layout)``: plain left padding (``layout`` None), or the fast
+    sampler's shared-prefix layout when it asked for it (``_fast_sampling.SHARED_PREFIX``) and it pays."""
+    if extra.pop(_fast_sampling.SHARED_PREFIX, False):
+        found = _fast_sampling.encode_shared_prefix(model, tokenizer, prompts, copies, extra)
+        if found is not None:
+            return found
+    pad_to_multiple_of = extra.pop(_fast_sampling.PAD_TO, None)  # the compiled sampler's static cache
+    encoded = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False,
+                        pad_to_multiple_of=pad_to_multiple_of).to(next(model.parameters()).device)
+    return encoded, extra, None
+
+
 def _generate_rollout(model, tokenizer, prompts, decoding: Decoding, eos_ids, extra: dict | None = None) -> Rollout:
-    """``decoding``'s completions of ``prompts`` in one ``generate`` call (``extra``: more of its arguments)."""
+    """``decoding``'s completions of ``prompts`` in one ``generate`` call (``extra``: more of its arguments).
+    The plain path: left-padded prompts, ``generate``, the completion mask after the first end token."""
     device = next(model.parameters()).device
     if tokenizer.padding_side != "left":
         raise ValueError("the tokenizer must pad on the left for generation (padding_side='left')")
@@ -153,7 +168,7 @@ def _generate_rollout(model, tokenizer, prompts, decoding: Decoding, eos_ids, ex
     was_training = model.training
     model.eval()
     try:
-        encoded, extra, layout = _fast_sampling.encode_prompts(model, tokenizer, prompts, num_generations, extra)
+        encoded, extra, layout = _encode(model, tokenizer, prompts, num_generations, dict(extra or {}))
         prompt_width = encoded["input_ids"].shape[1]
         generate_kwargs = dict(
             max_new_tokens=decoding.max_new_tokens,

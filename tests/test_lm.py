@@ -109,6 +109,14 @@ def prefix_layouts(monkeypatch):
     return found
 
 
+@torch.no_grad()
+def eager_sampler_draw(model, tokenizer, prompts, num_generations, max_new_tokens, **sampling):
+    """What the eager fast sampler draws (``enable_fast_sampling`` on a CPU): the shared-prefix layout when it pays."""
+    decoding = grpo.Decoding(num_generations, max_new_tokens, **sampling)
+    return grpo._generate_rollout(model, tokenizer, prompts, decoding, grpo.eos_token_ids(model, tokenizer),
+                                  extra={_fast_sampling.SHARED_PREFIX: True})
+
+
 def shared_system_prompts(tokenizer) -> list[str]:
     questions = ["What is 7 + 2?", "What is the sum of 41 and 8?", "Add 3, 5 and 12.", "What is 90 - 9?", "Sum 1."]
     system = {"role": "system", "content": lm.THINK_ANSWER_SYSTEM_PROMPT}
@@ -118,21 +126,19 @@ def shared_system_prompts(tokenizer) -> list[str]:
 
 
 @pytest.mark.parametrize("do_sample", [True, False])
-def test_a_shared_prompt_prefix_gives_the_left_padded_rollout(monkeypatch, prefix_layouts, tiny_model, tiny_tokenizer,
-                                                              do_sample):
+def test_a_shared_prompt_prefix_gives_the_left_padded_rollout(prefix_layouts, tiny_model, tiny_tokenizer, do_sample):
     prompts, minimum = shared_system_prompts(tiny_tokenizer), _fast_sampling.MIN_SHARED_PREFIX
     tiny_model.train()  # sampling switches to eval and back, whichever path it takes
     try:
         torch.manual_seed(3)
-        shared = grpo.sample_completions(tiny_model, tiny_tokenizer, prompts, 3, 24, do_sample=do_sample)
+        shared = eager_sampler_draw(tiny_model, tiny_tokenizer, prompts, 3, 24, do_sample=do_sample)
         assert tiny_model.training
-        monkeypatch.setattr(_fast_sampling, "MIN_SHARED_PREFIX", 10**9)  # switches prefix sharing off
         torch.manual_seed(3)
         padded = grpo.sample_completions(tiny_model, tiny_tokenizer, prompts, 3, 24, do_sample=do_sample)
     finally:
         tiny_model.eval()
-    assert prefix_layouts[0] is not None and prefix_layouts[0] >= minimum  # the first draw shared its prefix
-    assert prefix_layouts[1] is None
+    assert prefix_layouts[0] is not None and prefix_layouts[0] >= minimum  # the fast draw shared its prefix
+    assert len(prefix_layouts) == 1  # the plain path never looks for one
     assert not bool(padded.attention_mask[:, 0].all())  # the prompts differ in length: pads on the left
     # the same tokens from the same seed (the two layouts' logits agree to rounding: see the next test)
     assert shared.prompt_width == padded.prompt_width
@@ -146,12 +152,30 @@ def test_a_prefilled_prefix_gives_the_left_padded_next_token_logits(tiny_model, 
     kwargs = dict(max_new_tokens=1, do_sample=True, top_k=0, output_logits=True, return_dict_in_generate=True,
                   pad_token_id=tiny_tokenizer.pad_token_id, num_return_sequences=2)
     with torch.no_grad():
-        encoded, extra, layout = _fast_sampling.encode_prompts(tiny_model, tiny_tokenizer, prompts, 2, None)
+        encoded, extra, layout = _fast_sampling.encode_shared_prefix(tiny_model, tiny_tokenizer, prompts, 2, {})
         assert layout is not None and encoded["attention_mask"][:, : layout[0]].all()  # the prefix first, unpadded
         shared = tiny_model.generate(**encoded, **extra, **kwargs).logits[0]  # [N, V] raw, before sampling
         plain = tiny_tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
         expected = tiny_model.generate(**plain, **kwargs).logits[0]  # [N, V]
     assert torch.allclose(shared, expected, atol=1e-5), (shared - expected).abs().max()
+
+
+def test_the_plain_path_left_pads_and_the_switch_shares_the_prefix(prefix_layouts, tiny_model, tiny_tokenizer):
+    """CleanRL's order: without enable_fast_sampling a rollout is drawn the plain way; the eager sampler it
+    registers on a CPU prefills the shared prefix once, and the adapter switch needs nothing by hand."""
+    prompts = shared_system_prompts(tiny_tokenizer)
+    policy = lm.add_lora(tiny_model, r=4, alpha=8, dropout=0.0)
+    try:
+        grpo.sample_completions(policy, tiny_tokenizer, prompts, 2, 4)
+        assert prefix_layouts == []
+        grpo.enable_fast_sampling(policy, tiny_tokenizer, mode="eager")
+        grpo.sample_completions(policy, tiny_tokenizer, prompts, 2, 4)
+        with grpo.adapter_disabled(policy):
+            grpo.sample_completions(policy, tiny_tokenizer, prompts, 2, 4)
+        assert len(prefix_layouts) == 2 and None not in prefix_layouts
+    finally:
+        grpo.disable_fast_sampling(policy)
+        policy.unload()
 
 
 def test_prefix_layout_is_rearranged_to_left_padding():
@@ -169,8 +193,8 @@ def test_a_short_shared_prefix_keeps_left_padding(prefix_layouts, tiny_model, ti
     prompts = ["Sort the digits: 3 1\nSorted:", "Sort the digits: 9 8 7 6\nSorted:"]  # a few tokens in common
     rows = tiny_tokenizer(prompts, add_special_tokens=False)["input_ids"]
     assert 0 < _fast_sampling._shared_prefix_length(rows) < _fast_sampling.MIN_SHARED_PREFIX
-    grpo.sample_completions(tiny_model, tiny_tokenizer, prompts, 2, 8)
-    grpo.sample_completions(tiny_model, tiny_tokenizer, prompts[:1], 1, 8)  # one row: nothing to share
+    eager_sampler_draw(tiny_model, tiny_tokenizer, prompts, 2, 8)
+    eager_sampler_draw(tiny_model, tiny_tokenizer, prompts[:1], 1, 8)  # one row: nothing to share
     assert prefix_layouts == [None, None]
     assert _fast_sampling._shared_prefix_length([[1, 2, 3], [1, 2, 3]]) == 2  # every row keeps a token of its own
     assert _fast_sampling._shared_prefix_length([[5, 2], [1, 2]]) == 0

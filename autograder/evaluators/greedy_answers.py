@@ -59,6 +59,7 @@ class Evaluator:
                 result["error"] = problem
                 return result
             policy.eval()
+            grpo.enable_fast_sampling(policy, self.tokenizer, mode="eager")  # the shared prompt prefix prefilled once
             with torch.no_grad():
                 with grpo.adapter_disabled(policy):
                     result["base"] = self._greedy(policy, prompts, max_new_tokens)
@@ -66,5 +67,7 @@ class Evaluator:
         except Exception as error:  # noqa: BLE001 - this submission's adapter only
             result["error"] = f"the adapter could not be used ({type(error).__name__}: {str(error)[:200]})"
         finally:
+            if policy is not None:
+                grpo.disable_fast_sampling(policy)
             result["base_reloaded"] = self.shared.release(policy)
         return result

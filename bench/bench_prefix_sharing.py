@@ -45,15 +45,16 @@ def batches() -> dict[str, tuple[list[str], int, int]]:
 
 
 def draw(policy, tokenizer, prompts, generations, max_tokens, share: bool) -> tuple[float, grpo.Rollout]:
-    saved = _fast_sampling.MIN_SHARED_PREFIX
-    _fast_sampling.MIN_SHARED_PREFIX = saved if share else 10**9  # a prefix this long never occurs: left padding
+    """The eager fast sampler (shared prefix prefilled once) or the plain path (left padding)."""
+    if share:
+        grpo.enable_fast_sampling(policy, tokenizer, mode="eager")
     try:
         torch.manual_seed(0)
         started = time.perf_counter()
         rollout = grpo.sample_completions(policy, tokenizer, prompts, generations, max_tokens)
         return time.perf_counter() - started, rollout
     finally:
-        _fast_sampling.MIN_SHARED_PREFIX = saved
+        grpo.disable_fast_sampling(policy)
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""MATH-style prompts, data and the verified reward used by the ``math_grpo`` notebook.
+"""MATH-style prompts and the verified rewards used by the ``math_grpo`` notebook.
 
 What lives here (scaffolding only, no TODO answers):
 
@@ -8,35 +8,43 @@ What lives here (scaffolding only, no TODO answers):
 * ``r1_zero_reward_fn(response, ground_truth)``: the reward for one sampled response, as a
   dict ``{"format_reward", "answer_reward", "reward"}``. Equivalence of answers is decided by
   the ``math_verify`` package (numbers, fractions, LaTeX), behind a time budget that works
-  from a Jupyter kernel's main thread and from worker threads alike.
-* ``extract_boxed_answer(solution)``: the gold answer inside the last ``\\boxed{...}``.
-* ``load_math(split, profile)``: MATH from the hub (profile ``full``) or the small synthetic
-  set shipped in ``helpers/data`` (profile ``tiny``); ``data_note(profile)`` says where the
-  problems come from and under which terms (printed by the notebook where it loads them).
+  from a Jupyter kernel's main thread and from worker threads alike (``helpers.time_limits``).
+  ``question_only_reward_fn`` grades an answer written without tags.
 * ``r1_zero_sft_text(record, rng)``: a prompt + short reasoning + answer string, used to warm
   a tiny model up on the r1_zero output format.
+
+The notebook also reaches, under this module's name, what lives next door: where an answer is
+(``extract_boxed_answer`` and friends, ``helpers.math_answers``) and the MATH data (``load_math(split,
+profile)``, ``data_note(profile)``, ``helpers.math_data``).
 
 The module is ``helpers.math_tasks``; it never shadows the standard ``math`` module because it is
 only importable through its package.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
-import hashlib
-import json
 import logging
-import os
 import random
 import re
-import signal
-import threading
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
+from helpers import time_limits
+from helpers.math_answers import (  # noqa: F401 - the notebook's names for them
+    extract_answer_tag,
+    extract_boxed_answer,
+    extract_untagged_answer,
+    unbox,
+)
+from helpers.math_data import (  # noqa: F401 - the notebook's names for them
+    DATA_DIR,
+    MATH_HUB_SOURCES,
+    MATH_SOURCE_VARIABLE,
+    data_note,
+    load_math,
+)
+
 PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
-DATA_DIR = Path(__file__).resolve().parent / "data"
 
 # ---------------------------------------------------------------------------------------
 # Prompts
@@ -76,94 +84,6 @@ def format_r1_zero(question: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------
-# Answer extraction
-# ---------------------------------------------------------------------------------------
-
-_BOX_COMMANDS = ("\\boxed", "\\fbox")
-
-
-def _last_box_start(text: str) -> tuple[int, str] | None:
-    """Index and name of the last ``\\boxed`` or ``\\fbox`` command in ``text``."""
-    best = None
-    for command in _BOX_COMMANDS:
-        i = text.rfind(command)
-        # ``\boxedfoo`` is some other command; keep looking further left
-        while i >= 0:
-            after = text[i + len(command) : i + len(command) + 1]
-            if not after.isalpha():
-                break
-            i = text.rfind(command, 0, i)
-        if i >= 0 and (best is None or i > best[0]):
-            best = (i, command)
-    return best
-
-
-def _last_box_span(text: str) -> tuple[int, int, str] | None:
-    """``(start, end, content)`` of the last well-formed box in ``text``, or ``None``.
-
-    ``text[start:end]`` is the whole ``\\boxed{...}`` command, ``content`` its argument.
-    """
-    found = _last_box_start(text)
-    if found is None:
-        return None
-    start, command = found
-    i = start + len(command)
-    if text[i : i + 1] == " " and text[i + 1 : i + 2] not in (" ", "{", ""):
-        # ``\boxed 5``: the answer runs to the next ``$`` or the end of the line
-        match = re.match(r" ([^$\n]*)", text[i:])
-        content = match.group(1)
-        return (start, i + match.end(), content.strip()) if content.strip() else None
-    while text[i : i + 1] == " ":
-        i += 1
-    if text[i : i + 1] != "{":
-        return None
-    depth = 0
-    for j in range(i, len(text)):
-        ch = text[j]
-        escaped = text[j - 1 : j] == "\\"
-        if ch == "{" and not escaped:
-            depth += 1
-        elif ch == "}" and not escaped:
-            depth -= 1
-            if depth == 0:
-                return start, j + 1, text[i + 1 : j].strip()
-    return None
-
-
-def extract_boxed_answer(solution: str) -> str | None:
-    """The content of the last ``\\boxed{...}`` (or ``\\fbox{...}``) in ``solution``.
-
-    Braces are matched, so ``\\boxed{\\frac{1}{2}}`` gives ``\\frac{1}{2}``. The brace-less
-    form ``\\boxed 5`` that some MATH solutions use gives ``5``. Returns ``None`` when there
-    is no box or its braces never close.
-    """
-    if not isinstance(solution, str):
-        return None
-    span = _last_box_span(solution)
-    return None if span is None else span[2]
-
-
-def _unbox(text: str) -> str:
-    """``text`` with every well-formed box replaced by its content."""
-    for _ in range(100):
-        span = _last_box_span(text)
-        if span is None:
-            break
-        start, end, content = span
-        text = text[:start] + content + text[end:]
-    return text
-
-
-_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
-
-
-def extract_answer_tag(response: str) -> str | None:
-    """Text inside the last complete ``<answer>...</answer>`` pair, or ``None``."""
-    matches = _ANSWER_TAG.findall(response)
-    return matches[-1] if matches else None
-
-
-# ---------------------------------------------------------------------------------------
 # Reward
 # ---------------------------------------------------------------------------------------
 
@@ -200,71 +120,6 @@ def require_math_verify() -> None:
             f"math-verify is not installed ({error}), so answers cannot be checked: run  {MATH_VERIFY_INSTALL}  "
             "(on Colab: run the notebook's first cell), then restart the kernel"
         ) from None
-
-
-class _RewardTimeout(BaseException):
-    """Raised by our own timer; a BaseException so math_verify's handlers let it through."""
-
-
-def _can_use_alarm() -> bool:
-    return (
-        os.name == "posix"
-        and hasattr(signal, "setitimer")
-        and threading.current_thread() is threading.main_thread()
-    )
-
-
-@contextlib.contextmanager
-def _time_budget(seconds: float) -> Iterator[None]:
-    """Raise ``_RewardTimeout`` after ``seconds`` (main thread on POSIX); no-op elsewhere.
-
-    One timer covers the whole reward call. math_verify's own per-step timeouts are always
-    switched off (``parsing_timeout=None``, ``timeout_seconds=None``): they use
-    ``signal.alarm`` too, and finishing one would cancel this outer timer.
-    """
-    if not _can_use_alarm() or not seconds or seconds <= 0:
-        yield
-        return
-
-    def _on_alarm(signum, frame):  # noqa: ARG001
-        raise _RewardTimeout()
-
-    try:
-        old_handler = signal.signal(signal.SIGALRM, _on_alarm)
-    except ValueError:  # not the main interpreter after all
-        yield
-        return
-    started = time.monotonic()
-    old_delay, old_interval = signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old_handler)
-        if old_delay > 0:  # somebody else's timer was running: give back what is left
-            remaining = max(old_delay - (time.monotonic() - started), 1e-3)
-            signal.setitimer(signal.ITIMER_REAL, remaining, old_interval)
-
-
-def _call_with_deadline(fn, args: tuple, seconds: float):
-    """``fn(*args)`` in a daemon thread; ``None`` if it is not done after ``seconds``.
-
-    Used off the main thread, where no signal can interrupt math_verify. A call that runs
-    over keeps running in the background (Python threads cannot be killed) but the caller
-    gets its answer on time; the screens in ``_too_costly`` make that rare.
-    """
-    box: dict = {}
-
-    def target():
-        try:
-            box["value"] = fn(*args)
-        except BaseException:  # noqa: BLE001  (reported as "no value")
-            pass
-
-    worker = threading.Thread(target=target, name="r1_zero_reward_fn", daemon=True)
-    worker.start()
-    worker.join(seconds)
-    return box.get("value")
 
 
 def _max_nesting(text: str) -> int:
@@ -477,15 +332,15 @@ def r1_zero_reward_fn(response: str, ground_truth, fast: bool = True) -> dict[st
         predicted = _candidate(answer_text)
         golds = _gold_candidates(ground_truth)
         _warm_math_verify()
-        if _can_use_alarm():
+        if time_limits.can_use_alarm():
             try:
-                with _time_budget(REWARD_TIMEOUT_S):
+                with time_limits.time_budget(REWARD_TIMEOUT_S):
                     correct = _answers_match(predicted, golds, fast)
-            except _RewardTimeout:
+            except time_limits.Timeout:
                 correct = False
         else:
             args = (predicted, golds, fast)
-            correct = bool(_call_with_deadline(_answers_match, args, REWARD_TIMEOUT_S))
+            correct = bool(time_limits.call_with_deadline(_answers_match, args, REWARD_TIMEOUT_S))
         if correct:
             result["answer_reward"] = 1.0
             result["reward"] = 1.0
@@ -505,178 +360,13 @@ def _quiet_math_verify() -> None:
 _quiet_math_verify()
 
 # ---------------------------------------------------------------------------------------
-# Data
-# ---------------------------------------------------------------------------------------
-
-#: Hub datasets tried in order for the ``full`` profile. Each entry: (dataset id, configs or
-#: None). The MATH set has been re-hosted several times; add a mirror here when one vanishes.
-MATH_HUB_SOURCES: tuple[tuple[str, tuple[str, ...] | None], ...] = (
-    (
-        "EleutherAI/hendrycks_math",
-        (
-            "algebra",
-            "counting_and_probability",
-            "geometry",
-            "intermediate_algebra",
-            "number_theory",
-            "prealgebra",
-            "precalculus",
-        ),
-    ),
-    ("hendrycks/competition_math", None),
-    ("qwedsacf/competition_math", None),
-)
-
-_SPLIT_ALIASES = {
-    "train": "train",
-    "validation": "test",
-    "val": "test",
-    "valid": "test",
-    "test": "test",
-}
-
-
-def _record(row: dict) -> dict:
-    solution = row.get("solution", "")
-    return {
-        "problem": row.get("problem", ""),
-        "solution": solution,
-        "answer": row.get("answer") or extract_boxed_answer(solution) or "",
-        "level": row.get("level", ""),
-        "type": row.get("type", ""),
-    }
-
-
-def _is_held_out(problem: str) -> bool:
-    """Deterministic 5 000-ish / 7 500-ish split for a mirror that only has ``train``."""
-    return int(hashlib.sha1(problem.encode("utf-8")).hexdigest(), 16) % 5 < 2
-
-
-def _load_math_from_hub(split: str) -> list[dict]:
-    import datasets
-
-    hub_split = _SPLIT_ALIASES[split]
-    errors = []
-    for dataset_id, configs in MATH_HUB_SOURCES:
-        try:
-            rows: list[dict] = []
-            for config in configs or (None,):
-                available = datasets.get_dataset_split_names(dataset_id, config)
-                if hub_split in available:
-                    rows.extend(datasets.load_dataset(dataset_id, config, split=hub_split))
-                elif available == ["train"]:
-                    everything = datasets.load_dataset(dataset_id, config, split="train")
-                    keep_held_out = hub_split == "test"
-                    rows.extend(
-                        r for r in everything if _is_held_out(r["problem"]) == keep_held_out
-                    )
-                else:
-                    raise ValueError(f"no split {hub_split!r} (has {available})")
-            return [_record(dict(r)) for r in rows]
-        except Exception as err:  # try the next mirror
-            errors.append(f"{dataset_id}: {type(err).__name__}: {err}"[:300])
-    offline = os.environ.get("HF_DATASETS_OFFLINE") == "1" or os.environ.get("HF_HUB_OFFLINE") == "1"
-    raise RuntimeError(
-        "could not load the MATH dataset from the Hugging Face hub.\n  "
-        + "\n  ".join(errors)
-        + "\nWhat to do: "
-        + (
-            "HF_DATASETS_OFFLINE / HF_HUB_OFFLINE is set, so only an already cached copy can "
-            "be used. Run once with network access to fill the cache, or "
-            if offline
-            else "check the network connection, or "
-        )
-        + "use the shipped stand-in with profile='tiny' (COURSE_PROFILE=tiny)."
-    )
-
-
-def _load_math_tiny(split: str) -> list[dict]:
-    name = "train" if _SPLIT_ALIASES[split] == "train" else "val"
-    path = DATA_DIR / f"math_tiny_{name}.jsonl"
-    with path.open(encoding="utf-8") as handle:
-        return [_record(json.loads(line)) for line in handle if line.strip()]
-
-
-MATH_SOURCE_VARIABLE = "COURSE_MATH_SOURCE"
-
-#: Where MATH comes from and on what terms. Hendrycks et al. release MATH under the MIT licence
-#: (https://github.com/hendrycks/math; the hub mirrors in MATH_HUB_SOURCES carry the same tag).
-#: Its problems are taken from mathematics competitions (AMC 10, AMC 12, AIME and others), and
-#: the course asks students, as the assignment it adapts does, to use the set for this
-#: assignment only and not to redistribute it.
-MATH_NOTE = (
-    "MATH (Hendrycks et al. 2021, arXiv:2103.03874): 12,500 competition problems (AMC 10, AMC 12, AIME, ...) "
-    "with worked solutions, released by its authors under the MIT licence (github.com/hendrycks/math). "
-    "Use it for this assignment only and do not redistribute it (your submission needs none of it)."
-)
-#: The tiny profile's stand-in: synthetic problems written by the kit, not taken from MATH.
-TINY_MATH_NOTE = (
-    "tiny-MATH: synthetic arithmetic written from templates by the course kit (sums, differences, products, "
-    "fractions with one denominator, one-step equations); it holds no MATH problem and ships with the kit."
-)
-
-
-def data_note(profile: str) -> str:
-    """One line on where ``load_math(..., profile)`` takes its problems from and on what terms."""
-    if profile == "tiny":
-        return TINY_MATH_NOTE
-    source = os.environ.get(MATH_SOURCE_VARIABLE)
-    where = f"read from {source}" if source else f"from the Hugging Face hub ({MATH_HUB_SOURCES[0][0]} or a mirror)"
-    return f"{MATH_NOTE} Loaded {where}."
-
-
-def _load_math_local(folder: str, split: str) -> list[dict]:
-    """``train.jsonl`` or ``test.jsonl`` from a local folder (a course mirror of MATH, or an
-    offline GPU machine): one JSON object per line with ``problem`` and ``solution``."""
-    name = "train" if _SPLIT_ALIASES[split] == "train" else "test"
-    path = Path(folder) / f"{name}.jsonl"
-    if not path.is_file():
-        raise FileNotFoundError(f"{MATH_SOURCE_VARIABLE}={folder} has no {name}.jsonl: put MATH's {name} split there "
-                                "as JSON lines with 'problem' and 'solution', or unset the variable")
-    with path.open(encoding="utf-8") as handle:
-        return [_record(json.loads(line)) for line in handle if line.strip()]
-
-
-def load_math(split: str, profile: str, limit: int | None = None) -> list[dict]:
-    """MATH examples as dicts with ``problem``, ``solution``, ``answer`` (plus ``level``,
-    ``type``).
-
-    Args:
-        split: ``"train"``, or ``"validation"`` / ``"test"`` (both are MATH's 5 000-problem
-            test set; the tiny profile has one held-out file for them).
-        profile: ``"full"`` downloads MATH with ``datasets`` (mirrors in
-            ``MATH_HUB_SOURCES``), or reads ``$COURSE_MATH_SOURCE/{train,test}.jsonl`` when that
-            variable names a local folder; ``"tiny"`` reads
-            ``helpers/data/math_tiny_{train,val}.jsonl``, short synthetic arithmetic a
-            ~1M-parameter model can learn.
-        limit: keep only the first ``limit`` examples.
-
-    Licence: MATH is released by its authors under the MIT licence; its problems come from
-    mathematics competitions, and the course uses it for this assignment only (``MATH_NOTE``).
-    The tiny files are synthetic, generated by the kit's ``tools/make_math_tiny.py``, and hold no
-    MATH problem (``TINY_MATH_NOTE``). ``data_note(profile)`` returns the line that applies.
-    """
-    if split not in _SPLIT_ALIASES:
-        raise ValueError(f"unknown split {split!r}; use one of {sorted(_SPLIT_ALIASES)}")
-    if profile == "tiny":
-        records = _load_math_tiny(split)
-    elif profile == "full" and os.environ.get(MATH_SOURCE_VARIABLE):
-        records = _load_math_local(os.environ[MATH_SOURCE_VARIABLE], split)
-    elif profile == "full":
-        records = _load_math_from_hub(split)
-    else:
-        raise ValueError(f"unknown profile {profile!r}; use 'tiny' or 'full'")
-    return records if limit is None else records[:limit]
-
-
-# ---------------------------------------------------------------------------------------
 # Warm-up text for the tiny model
 # ---------------------------------------------------------------------------------------
 
 
 def _short_reasoning(solution: str, answer: str, rng: random.Random) -> str:
     """A one-line reasoning from a solution: its boxes unwrapped, ``$`` dropped, trimmed."""
-    text = _unbox(solution)
+    text = unbox(solution)
     text = re.sub(r"\s+", " ", text.replace("$", "")).strip()
     sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", text) if s.strip()]
     first = sentences[0] if sentences else f"The answer is {answer}."
@@ -708,38 +398,15 @@ def r1_zero_sft_text(record: dict, rng: random.Random | None = None) -> str:
 # Reward for answers written without tags (the question_only prompt)
 # ---------------------------------------------------------------------------------------
 
-#: The last number or fraction in a response: ``12``, ``-3.5``, ``7/2``, ``\frac{7}{2}``.
-_FINAL_NUMBER = re.compile(r"\\d?frac\{[^{}]*\}\{[^{}]*\}|-?\d+(?:\.\d+)?(?:\s*/\s*\d+)?")
-
-
-def extract_untagged_answer(response: str) -> str | None:
-    """The final answer of a response that may lack the r1_zero tags, or ``None``.
-
-    In order: the text of the last complete ``<answer>...</answer>``; else the content of the
-    last ``\\boxed{...}`` (how Qwen2.5-Math ends a solution to a bare question); else the last
-    number or fraction in the response (``"So it is 9."`` gives ``"9"``).
-    """
-    if not isinstance(response, str):
-        return None
-    tagged = extract_answer_tag(response)
-    if tagged is not None and tagged.strip():
-        return tagged.strip()
-    boxed = extract_boxed_answer(response)
-    if boxed is not None and boxed.strip():
-        return boxed.strip()
-    numbers = _FINAL_NUMBER.findall(response)
-    return numbers[-1].strip() if numbers else None
-
-
 def _timed_answers_match(predicted: str, golds: list[str], fast: bool) -> bool:
     """``_answers_match`` under the same time budget as :func:`r1_zero_reward_fn`."""
-    if _can_use_alarm():
+    if time_limits.can_use_alarm():
         try:
-            with _time_budget(REWARD_TIMEOUT_S):
+            with time_limits.time_budget(REWARD_TIMEOUT_S):
                 return _answers_match(predicted, golds, fast)
-        except _RewardTimeout:
+        except time_limits.Timeout:
             return False
-    return bool(_call_with_deadline(_answers_match, (predicted, golds, fast), REWARD_TIMEOUT_S))
+    return bool(time_limits.call_with_deadline(_answers_match, (predicted, golds, fast), REWARD_TIMEOUT_S))
 
 
 def question_only_reward_fn(response: str, ground_truth, fast: bool = True) -> dict[str, float]:

@@ -12,6 +12,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
 from helpers import math_tasks as hm  # noqa: E402
+from helpers import time_limits  # noqa: E402
 from helpers.math_tasks import (  # noqa: E402
     extract_boxed_answer,
     format_r1_zero,
@@ -197,7 +198,7 @@ def test_time_budget_cuts_off_a_slow_comparison(monkeypatch, where):
     _RELEASE.clear()
     out = {}
     if where == "main":
-        if not hm._can_use_alarm():
+        if not time_limits.can_use_alarm():
             pytest.skip("SIGALRM exists only on POSIX main threads; the worker-thread path is tested separately")
         out.update(r1_zero_reward_fn(respond("7"), "7"))
     else:
@@ -211,7 +212,7 @@ def test_time_budget_cuts_off_a_slow_comparison(monkeypatch, where):
 
 
 def test_time_budget_restores_an_outer_timer():
-    if not hm._can_use_alarm():
+    if not time_limits.can_use_alarm():
         pytest.skip("SIGALRM exists only on POSIX main threads; the worker-thread path is tested separately")
     import signal
 

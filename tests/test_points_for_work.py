@@ -67,7 +67,8 @@ def test_the_forgery_keeps_constants_and_hides_computed_values():
 
 # --- no kit helper answers a graded TODO -------------------------------------------------------------------------
 
-HELPER_MODULES = ("grpo", "irl", "lm", "math_tasks", "tiny_grpo_tools", "toy_sort", "_logprobs", "_fast_sampling")
+HELPER_MODULES = ("grpo", "irl", "lm", "math_tasks", "math_answers", "tiny_grpo_tools", "toy_sort", "_logprobs",
+                  "_fast_sampling")
 """The modules of ``helpers`` that compute (the others save, load, install or pack files: called with a TODO's
 integers as paths they would open and close this process's own file descriptors)."""
 

@@ -154,7 +154,7 @@ def test_empty_keyword_data_skips_problem_16(tmp_path, capsys):
     the keyword cells: the data cell says what happened and what to do, the training cell skips."""
     import types
 
-    def no_hits(model, tokenizer, prompts, group_size, *args):
+    def no_hits(model, tokenizer, prompts, group_size, *args, **kwargs):
         text = "<think> x </think> <answer> y </answer>"  # no keyword of any prompt
         return types.SimpleNamespace(completions=[text] * len(prompts) * group_size)
 

@@ -7,7 +7,8 @@ the probe's inputs, and that is what a student's observations are compared with.
 to ``solutions/<id>/tests/expected.json`` (staff only: the release and the wheel never hold
 ``solutions/``), with a fingerprint of everything they were derived from: the solution notebook's
 code, the hidden tests and the ``helpers`` package. ``generate --check`` fails when the
-fingerprint is stale; ``tests/test_expected.py`` records them again and compares.
+fingerprint is stale, as does ``tests/test_grpo_format.py::test_expected_values_are_current`` for one
+assignment; ``tests/test_notebooks.py`` grades the reference against them.
 """
 from __future__ import annotations
 

@@ -58,7 +58,7 @@ class Workspace:
 
     @property
     def state(self) -> Path:
-        """The grader's own notes about this run (guard replies, progress, job summary)."""
+        """The grader's own notes about this run (progress, why the job stopped, measurement requests, job summary)."""
         path = self.course / ".grader-state"
         path.mkdir(exist_ok=True)
         return path

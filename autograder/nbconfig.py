@@ -126,7 +126,8 @@ def write_out_config(out: Path) -> Path:
 
 def write_kernelspec(jupyter_dir: Path) -> Path:
     """The grading kernelspec: ``autograder.isolation.launcher`` (sandbox per AUTOGRADER_SANDBOX_SPEC),
-    then ``autograder.kernel.start_kernel`` (resource limits, the memory watchdog). Put ``jupyter_dir`` on JUPYTER_PATH."""
+    then ``autograder.kernel.start_kernel`` (resource limits, the memory watchdog). Put ``jupyter_dir`` on
+    JUPYTER_PATH."""
     from autograder.isolation.launcher import kernelspec_argv
 
     spec = Path(jupyter_dir) / "kernels" / GRADER_KERNEL

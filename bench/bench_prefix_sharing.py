@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from helpers import _fast_sampling, grpo, lm, math_tasks, tiny_model  # noqa: E402
+from helpers import grpo, lm, math_tasks, tiny_model  # noqa: E402
 
 KEYWORDS = ("work", "so", "let", "me", "it", "the", "out")
 KEYWORD_TEMPLATES = ("Write a sentence that includes the words: {a}, {b}.",

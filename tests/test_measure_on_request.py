@@ -57,11 +57,12 @@ def test_the_pool_keeps_answers_per_artifact_and_inputs(tmp_path, monkeypatch):
     (tmp_path / "s" / "adapter" / "w.bin").write_bytes(b"w")
     spec, settings = {"name": "greedy_answers", "artifact": "adapter", "timeout": 5}, SimpleNamespace(profile="tiny")
     pool = Pool(tmp_path / "scratch")
-    one, two = {"prompts": ["a"], "max_new_tokens": 4}, {"prompts": ["b"], "max_new_tokens": 4}
+    one, two = {"prompts": ["a" * 4000] * 200, "max_new_tokens": 4}, {"prompts": ["b"], "max_new_tokens": 4}
     first = pool.measure(spec, tmp_path / "s", settings, None, one)["greedy_answers"]
     pool.measure(spec, tmp_path / "s", settings, None, one)
     other = pool.measure(spec, tmp_path / "s", settings, None, two)["greedy_answers"]
     assert runs == [one, two] and first["inputs"] == one and other["inputs"] == two
+    assert max(len(str(key)) for key in pool.answers) < 2000  # a student's 800 KB of prompts is not kept per answer
 
 
 def test_the_graders_process_reads_a_tests_evaluator_without_importing_it():

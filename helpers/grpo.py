@@ -222,29 +222,27 @@ def _check_trainable_finite(model) -> None:
         raise _diverged("trainable weights (found before sampling)")
 
 
-SAMPLING = ("temperature", "do_sample", "top_p")
-"""What ``sample_completions`` takes by keyword: :class:`Decoding`'s fields after the first two."""
-
-
 @torch.no_grad()
-def sample_completions(model, tokenizer, prompts: list[str], num_generations: int, max_new_tokens: int,
-                       **sampling) -> Rollout:
+def sample_completions(model, tokenizer, prompts: list[str], num_generations: int, *decoding, **by_name) -> Rollout:
     """Draw ``num_generations`` completions for each prompt in one ``generate`` call.
 
-    ``sampling``, by keyword (defaults in :class:`Decoding`): ``temperature=1.0``, ``do_sample=True``
-    (``False``: greedy), ``top_p=1.0``. Rows come grouped by prompt: rows ``i*G .. i*G+G-1`` belong to
-    ``prompts[i]``. When :func:`enable_fast_sampling` was called on ``model``, the draw runs on its fast sampler.
+    In full: ``sample_completions(model, tokenizer, prompts, num_generations, max_new_tokens, temperature=1.0,
+    do_sample=True, top_p=1.0)``; what follows ``num_generations``, by position or by name, fills a
+    :class:`Decoding` (``do_sample=False``: greedy). Rows come grouped by prompt: rows ``i*G .. i*G+G-1``
+    belong to ``prompts[i]``. When :func:`enable_fast_sampling` was called on ``model``, the draw runs on its
+    fast sampler.
     """
     if num_generations < 1:
         raise ValueError(f"num_generations must be >= 1, got {num_generations}")
     if not prompts:
         raise ValueError("no prompts to sample from")
-    unknown = sorted(set(sampling) - set(SAMPLING))
-    if unknown:
-        raise TypeError(f"sample_completions() takes no {unknown[0]}=; after max_new_tokens it takes "
-                        f"{', '.join(name + '=' for name in SAMPLING)} (by name)")
+    try:
+        decoding = Decoding(num_generations, *decoding, **by_name)
+    except TypeError as why:
+        raise TypeError("sample_completions(model, tokenizer, prompts, num_generations, max_new_tokens, "
+                        "temperature=1.0, do_sample=True, top_p=1.0): "
+                        + str(why).replace("Decoding.__init__() ", "").replace("__init__() ", "")) from None
     _check_trainable_finite(model)
-    decoding = Decoding(num_generations, max_new_tokens, **sampling)
     sampler = _fast_sampling.sampler_of(model)
     if sampler is not None:
         return sampler.sample(prompts, decoding)

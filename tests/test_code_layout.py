@@ -23,11 +23,14 @@ def test_no_function_takes_more_than_six_parameters(package):
 
 
 def test_student_facing_keywords_name_what_they_take():
-    """The three signatures students call take their options by keyword; a wrong one is one line naming the right."""
+    """The three signatures students call stay within six parameters; a wrong argument is one line that gives the
+    whole call (sample_completions still takes its decoding settings by position, as math_grpo's text shows)."""
     from helpers import checkpoint, grpo
 
-    with pytest.raises(TypeError, match="takes no temp=; after max_new_tokens it takes temperature="):
+    with pytest.raises(TypeError, match=r"max_new_tokens, temperature=1.0, .*: got an unexpected keyword .*'temp'"):
         grpo.sample_completions(object(), None, ["p"], 1, 4, temp=0.5)
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'max_new_tokens'"):
+        grpo.sample_completions(object(), None, ["p"], 1)
     with pytest.raises(checkpoint.CheckpointError, match="takes no rng=; .* rngs=, extra="):
         checkpoint.Checkpointer.save(None, 1, None, rng={})
     with pytest.raises(checkpoint.CheckpointError, match="maybe_save\\(\\) takes no last="):

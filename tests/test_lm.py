@@ -178,6 +178,18 @@ def test_the_plain_path_left_pads_and_the_switch_shares_the_prefix(prefix_layout
         policy.unload()
 
 
+def test_sample_completions_takes_its_decoding_by_position_or_by_name(tiny_model, tiny_tokenizer):
+    """math_grpo's text shows sample_completions(model, tokenizer, chunk, 1, max_new_tokens, temperature, do_sample):
+    the positional form and the keyword form draw the same rollout."""
+    prompts = chat_prompts(tiny_tokenizer, 2)
+    torch.manual_seed(5)
+    positional = grpo.sample_completions(tiny_model, tiny_tokenizer, prompts, 2, 8, 0.7, True, 0.9)
+    torch.manual_seed(5)
+    named = grpo.sample_completions(tiny_model, tiny_tokenizer, prompts, num_generations=2, max_new_tokens=8,
+                                    temperature=0.7, do_sample=True, top_p=0.9)
+    assert positional.completions == named.completions and torch.equal(positional.sequences, named.sequences)
+
+
 def test_prefix_layout_is_rearranged_to_left_padding():
     pad = 0
     # prefix [7, 8], then rows with 0, 1 and 2 pads before their own tokens

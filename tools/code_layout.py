@@ -8,8 +8,8 @@
   functions' lines count for the nested function, not for the one around it);
 * no function or method there with more than six parameters (``self``, ``cls`` and an autograd
   Function's ``ctx`` not counted): more travel together as a typed value (``outcome.Request``,
-  ``grpo.Decoding``, ``irl.Expert``), or by keyword into one (``grpo.sample_completions(...,
-  **sampling)`` fills a ``Decoding``).
+  ``grpo.Decoding``, ``irl.Expert``), or are forwarded into one (``grpo.sample_completions``'s
+  arguments after ``num_generations``, by position or name, fill a ``Decoding``).
 """
 from __future__ import annotations
 

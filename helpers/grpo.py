@@ -226,11 +226,10 @@ def _check_trainable_finite(model) -> None:
 def sample_completions(model, tokenizer, prompts: list[str], num_generations: int, *decoding, **by_name) -> Rollout:
     """Draw ``num_generations`` completions for each prompt in one ``generate`` call.
 
-    In full: ``sample_completions(model, tokenizer, prompts, num_generations, max_new_tokens, temperature=1.0,
-    do_sample=True, top_p=1.0)``; what follows ``num_generations``, by position or by name, fills a
-    :class:`Decoding` (``do_sample=False``: greedy). Rows come grouped by prompt: rows ``i*G .. i*G+G-1``
-    belong to ``prompts[i]``. When :func:`enable_fast_sampling` was called on ``model``, the draw runs on its
-    fast sampler.
+    What follows ``num_generations``, by position or by name, fills a :class:`Decoding`: ``max_new_tokens``,
+    then ``temperature`` (1.0), ``do_sample`` (True; False: greedy) and ``top_p`` (1.0). Rows come grouped
+    by prompt: rows ``i*G .. i*G+G-1`` belong to ``prompts[i]``. When :func:`enable_fast_sampling` was
+    called on ``model``, the draw runs on its fast sampler.
     """
     if num_generations < 1:
         raise ValueError(f"num_generations must be >= 1, got {num_generations}")
@@ -239,8 +238,8 @@ def sample_completions(model, tokenizer, prompts: list[str], num_generations: in
     try:
         decoding = Decoding(num_generations, *decoding, **by_name)
     except TypeError as why:
-        raise TypeError("sample_completions(model, tokenizer, prompts, num_generations, max_new_tokens, "
-                        "temperature=1.0, do_sample=True, top_p=1.0): "
+        raise TypeError("sample_completions takes model, tokenizer, prompts, num_generations, max_new_tokens and "
+                        "optionally temperature, do_sample, top_p: "
                         + str(why).replace("Decoding.__init__() ", "").replace("__init__() ", "")) from None
     _check_trainable_finite(model)
     sampler = _fast_sampling.sampler_of(model)

@@ -20,6 +20,7 @@ gradebook record (the batch merges it into ``OUT/gradebook.db``).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -208,17 +209,20 @@ def _grade_in(sub: Submission, ws: Workspace, result: Result, lent: Lent) -> Out
 
 def _measure_on_request(sub: Submission, ws: Workspace, notebook: Path, lent: Lent):
     """How the grader answers a test that asks for a measurement while the job runs
-    (``grading.measure_on_request``): the test's own evaluator (``EVALUATE_WITH``), from the same pool."""
+    (``grading.measure_on_request``): the test's own evaluator (``EVALUATE_WITH``), from the same pool.
+    None when no test of the assignment names one (nothing will ask)."""
     from autograder import hidden_test_files
 
     tests = hidden_test_files.load(ws.course / HIDDEN_TESTS / sub.assignment.id)
+    evaluators = {name: test.constant("EVALUATE_WITH") for name, test in tests.items()}
+    if not any(evaluators.values()):
+        return None
 
     def measure(name: str, inputs: dict) -> dict:
-        test = tests.get(name)
-        evaluator = test.constant("EVALUATE_WITH") if test else None
+        evaluator = evaluators.get(name)
         if evaluator is None:
             return {"error": f"{name} names no evaluator"}
-        spec = {"name": evaluator, "artifact": test.constant("ARTIFACT"), "profile": sub.settings.profile,
+        spec = {"name": evaluator, "artifact": tests[name].constant("ARTIFACT"), "profile": sub.settings.profile,
                 "timeout": min(600, sub.cell_timeout), "memory_mb": max(2048, sub.memory_mb // 2),
                 "adapters": sub.assignment.adapters}
         pool = lent.evaluators or default_pool()
@@ -296,7 +300,8 @@ def _run_job(sub: Submission, ws: Workspace, notebook: Path, measurement: dict |
                            task_sandbox=mode, task_uid=next_uid() if mode == "root" else None)
     job_env = {"JUPYTER_PATH": str(ws.course / "jupyter"), "JUPYTER_RUNTIME_DIR": str(ws.channel),
                SPEC_VARIABLE: str(spec.write(ws.state)), JOB_VARIABLE: str(settings.write(ws.state))}
-    with Desk(ws.state, _measure_on_request(sub, ws, notebook, lent)):
+    measure = _measure_on_request(sub, ws, notebook, lent)
+    with Desk(ws.state, measure) if measure else contextlib.nullcontext():  # a polling thread only where asked
         code, log, over = run_job_process(ws.course, sub.assignment.id, sub.student, job_env, hard_limit(limit),
                                           lent.jobs)
     logs = sub.out / "logs" / sub.student  # for the instructor, never shown to the student
